@@ -1,0 +1,50 @@
+"""kerncast: predict how fast a GPU kernel runs, how it scales and why.
+
+The top-level package is light: it imports neither CuPy, PyOpenCL, Ray nor
+matplotlib. Subpackages follow the pipeline of ``DESIGN.md``::
+
+    frontend -> ptx -> emu -> trace -> sim -> models -> evaluate
+    devices (specs, occupancy), measure (real runs), data (datasets), corpus, cpu
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+from kerncast._errors import InputError, KerncastError, NotFittedError, ToolchainError
+
+__version__ = "0.1.0"
+
+# Public functions that live in subpackages, loaded on first use so that
+# ``import kerncast`` stays fast and free of optional dependencies.
+_LAZY = {
+    "compile": "kerncast.frontend",
+    "emulate": "kerncast.emu",
+    "predict": "kerncast.models",
+    "measure": "kerncast.measure",
+    "get_device": "kerncast.devices",
+    "occupancy": "kerncast.devices",
+}
+
+__all__ = [
+    "InputError",
+    "KerncastError",
+    "NotFittedError",
+    "ToolchainError",
+    "__version__",
+    *sorted(_LAZY),
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'kerncast' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

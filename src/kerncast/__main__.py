@@ -1,0 +1,5 @@
+"""``python -m kerncast`` runs the command line."""
+
+from kerncast.cli import run
+
+run()

@@ -1,0 +1,40 @@
+"""The ``kerncast`` command line (Typer + Rich).
+
+Each command lives in its own module and adds itself to :data:`app`. Exit codes:
+0 success, 1 a failure (a run crashed, a toolchain is missing), 2 bad input
+(Typer's own usage errors included).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import NoReturn
+
+from rich.text import Text
+
+from kerncast._errors import KerncastError
+from kerncast.cli import _devices  # noqa: F401  (registers commands)
+from kerncast.cli._app import app
+from kerncast.cli._output import err_console
+
+__all__ = ["app", "main", "run"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line with ``argv`` and return its exit code."""
+    try:
+        app(args=argv, prog_name="kerncast", standalone_mode=True)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except KerncastError as exc:
+        err_console.print(Text.assemble(("error: ", "bold red"), str(exc)))
+        return exc.exit_code
+    except KeyboardInterrupt:
+        err_console.print("interrupted")
+        return 130
+    return 0
+
+
+def run() -> NoReturn:
+    """Console-script entry point."""
+    sys.exit(main())

@@ -1,0 +1,85 @@
+"""Finding devices by name: the shipped spec files, their aliases, and user files."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from functools import lru_cache
+from pathlib import Path
+
+from kerncast._errors import InputError
+from kerncast.devices._spec import Device, load_spec
+
+__all__ = ["SPEC_DIR", "get_device", "list_devices"]
+
+SPEC_DIR = Path(__file__).with_name("specs")
+
+
+def _normalise(name: str) -> str:
+    return re.sub(r"[\s_\-]+", "", name.strip().lower())
+
+
+@lru_cache(maxsize=1)
+def _shipped() -> tuple[Device, ...]:
+    return tuple(load_spec(p) for p in sorted(SPEC_DIR.glob("*.toml")))
+
+
+@lru_cache(maxsize=1)
+def _index() -> dict[str, Device]:
+    index: dict[str, Device] = {}
+    for dev in _shipped():
+        for label in (dev.key, dev.name, *dev.aliases):
+            key = _normalise(label)
+            other = index.get(key)
+            if other is not None and other.key != dev.key:
+                raise InputError(
+                    f"device name {label!r} is claimed by both {other.key}.toml and "
+                    f"{dev.key}.toml; give each alias to one spec only"
+                )
+            index[key] = dev
+    return index
+
+
+def list_devices() -> list[Device]:
+    """Every shipped device, ordered by vendor, year and name."""
+    return sorted(_shipped(), key=lambda d: (d.vendor, d.year, d.key))
+
+
+def get_device(name: str | Path | Device) -> Device:
+    """Resolve a device by name, alias (case-insensitive) or spec-file path.
+
+    Parameters
+    ----------
+    name
+        ``"h100"``, ``"H100 SXM5 80GB"``, ``"gtx580"``, a path to a ``.toml`` spec,
+        or a :class:`Device` (returned as is).
+
+    Raises
+    ------
+    InputError
+        For an unknown name; the message lists the closest known names.
+    """
+    if isinstance(name, Device):
+        return name
+    text = str(name)
+    if text.endswith(".toml"):
+        return load_spec(text)
+    found = _index().get(_normalise(text))
+    if found is not None:
+        return found
+    raise InputError(_unknown_message(text))
+
+
+def _unknown_message(text: str) -> str:
+    labels = {d.key: d.key for d in _shipped()}
+    for dev in _shipped():
+        for alias in dev.aliases:
+            labels[alias] = dev.key
+    normalised = {_normalise(label): label for label in labels}
+    close = difflib.get_close_matches(_normalise(text), list(normalised), n=4, cutoff=0.5)
+    hint = ", ".join(normalised[c] for c in close)
+    suggestion = f"; did you mean: {hint}?" if hint else ""
+    return (
+        f"unknown device {text!r}{suggestion} Run 'kerncast devices' for the full list, "
+        f"or pass the path of a spec file (.toml)"
+    )

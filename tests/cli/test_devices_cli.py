@@ -1,0 +1,46 @@
+"""The ``devices`` and ``occupancy`` commands: JSON output and exit codes."""
+
+import json
+
+from kerncast.cli import main
+
+
+def test_occupancy_json_prints_blocks_per_sm(capsys):
+    assert main(["occupancy", "--device", "h100", "--block", "256", "--regs", "32",
+                 "--smem", "0", "--json"]) == 0
+    out = capsys.readouterr().out
+    assert '"blocks_per_sm": 8' in out
+    assert json.loads(out)["limiting"] == "warps"
+
+
+def test_devices_json_lists_every_spec(capsys):
+    assert main(["devices", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert {"h100-sxm", "h200", "gtx-580"} <= {r["key"] for r in rows}
+
+
+def test_devices_show_names_sources(capsys):
+    assert main(["devices", "show", "gtx580"]) == 0
+    out = capsys.readouterr().out
+    assert "GTX 580" in out and "CUDA C Programming Guide" in out
+
+
+def test_devices_show_json(capsys):
+    assert main(["devices", "show", "h100", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["compute"]["sm_count"] == 132
+
+
+def test_unknown_device_exits_2_with_one_line(capsys):
+    assert main(["devices", "show", "h1000"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown device 'h1000'" in err and "Traceback" not in err
+
+
+def test_block_too_large_exits_2(capsys):
+    code = main(["occupancy", "--device", "h100", "--block", "4096", "--regs", "32"])
+    assert code == 2
+    assert "exceeds the h100-sxm limit of 1024" in capsys.readouterr().err
+
+
+def test_non_integer_option_exits_2(capsys):
+    assert main(["occupancy", "--device", "h100", "--block", "abc", "--regs", "32"]) == 2

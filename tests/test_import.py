@@ -1,0 +1,24 @@
+"""``import kerncast`` stays light: no GPU libraries, no Ray, no matplotlib."""
+
+import subprocess
+import sys
+
+HEAVY = ("cupy", "pyopencl", "ray", "matplotlib", "cuda", "pynvml", "sklearn", "pandas")
+
+
+def test_import_pulls_in_no_optional_dependency():
+    code = (
+        "import sys, kerncast\n"
+        f"heavy = {HEAVY!r}\n"
+        "loaded = sorted(m for m in sys.modules if m.split('.')[0] in heavy)\n"
+        "print(','.join(loaded))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
+
+
+def test_public_names_resolve_lazily():
+    import kerncast
+
+    assert callable(kerncast.occupancy)
+    assert kerncast.get_device("h100").compute.sm_count == 132
