@@ -1,7 +1,11 @@
 """``import kerncast`` stays light: no GPU libraries, no Ray, no matplotlib."""
 
+import os
 import subprocess
 import sys
+from pathlib import Path
+
+import kerncast
 
 HEAVY = ("cupy", "pyopencl", "ray", "matplotlib", "cuda", "pynvml", "sklearn", "pandas")
 
@@ -13,7 +17,10 @@ def test_import_pulls_in_no_optional_dependency():
         "loaded = sorted(m for m in sys.modules if m.split('.')[0] in heavy)\n"
         "print(','.join(loaded))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    src = str(Path(kerncast.__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env=env)
     assert out.stdout.strip() == ""
 
 
