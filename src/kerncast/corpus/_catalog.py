@@ -1,0 +1,60 @@
+"""The whole corpus: every application directory under ``corpus/kernels``."""
+
+from __future__ import annotations
+
+import difflib
+from functools import lru_cache
+from pathlib import Path
+
+from kerncast._errors import InputError
+from kerncast.corpus._spec import Application, CorpusKernel, load_application
+
+__all__ = ["KERNEL_DIR", "get_kernel", "is_corpus_ref", "list_applications", "list_kernels"]
+
+KERNEL_DIR = Path(__file__).with_name("kernels")
+PREFIX = "corpus:"
+
+
+@lru_cache(maxsize=4)
+def _load(root: Path) -> tuple[Application, ...]:
+    apps = tuple(load_application(d) for d in sorted(root.iterdir())
+                 if d.is_dir() and (d / "spec.toml").exists())
+    seen: dict[str, str] = {}
+    for app in apps:
+        for kernel in app.kernels:
+            if kernel.name in seen:
+                raise InputError(f"corpus kernel name {kernel.name!r} is used by both "
+                                 f"{seen[kernel.name]} and {app.name}; names must be unique")
+            seen[kernel.name] = app.name
+    return apps
+
+
+def list_applications(root: Path | None = None) -> list[Application]:
+    """Every application of the corpus (validated)."""
+    return list(_load(root or KERNEL_DIR))
+
+
+def list_kernels(root: Path | None = None) -> list[CorpusKernel]:
+    """Every kernel of the corpus, in application order."""
+    return [k for app in list_applications(root) for k in app.kernels]
+
+
+def is_corpus_ref(text: str) -> bool:
+    return str(text).startswith(PREFIX)
+
+
+def get_kernel(name: str, root: Path | None = None) -> CorpusKernel:
+    """A corpus kernel by name; ``corpus:`` in front of the name is accepted.
+
+    Raises
+    ------
+    InputError
+        For an unknown name, listing the closest ones.
+    """
+    key = name[len(PREFIX):] if is_corpus_ref(name) else name
+    kernels = {k.name: k for k in list_kernels(root)}
+    if key in kernels:
+        return kernels[key]
+    close = difflib.get_close_matches(key, list(kernels), n=4, cutoff=0.5)
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    raise InputError(f"no corpus kernel {key!r}{hint} ('kerncast corpus list' shows them all)")

@@ -1,0 +1,134 @@
+"""Inputs, references and output checks of corpus kernels.
+
+Every application directory holds a Python module ``<app>.py`` with two functions::
+
+    def inputs(kernel: str, params: dict, rng: numpy.random.Generator) -> dict[str, ndarray]
+        # every "in" and "inout" buffer of the kernel, at exactly its spec shape
+    def reference(kernel: str, args: dict, params: dict) -> dict[str, ndarray]
+        # the expected contents of the kernel's checked outputs, computed with NumPy
+
+``params`` holds the size parameters, the tunables and ``grid_x``/``block_x``... of the
+launch, so that layouts that depend on the launch (partial sums per block) can be
+generated and checked.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from functools import lru_cache
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+
+from kerncast._errors import InputError
+from kerncast.corpus._spec import CorpusKernel, LaunchConfig
+
+__all__ = ["POISON", "compare_outputs", "expected_outputs", "make_args", "module_of"]
+
+POISON = {"f": np.nan, "i": -0x2A2A2A2A, "u": 0xA5A5A5A5}
+
+
+@lru_cache(maxsize=None)
+def _load_module(path: Path) -> ModuleType:
+    name = f"kerncast_corpus_{path.stem}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise InputError(f"cannot import the corpus module {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    for func in ("inputs", "reference"):
+        if not callable(getattr(module, func, None)):
+            raise InputError(f"corpus module {path} lacks the function {func}()")
+    return module
+
+
+def module_of(kernel: CorpusKernel) -> ModuleType:
+    """The application's generator and reference module."""
+    return _load_module(kernel.app.directory / f"{kernel.app.name}.py")
+
+
+def poison(dtype: np.dtype, count: int) -> np.ndarray:
+    """An output buffer filled with a value no correct kernel writes by accident."""
+    dtype = np.dtype(dtype)
+    fill = POISON[dtype.kind]
+    if dtype.kind == "u":
+        fill = fill & ((1 << (8 * dtype.itemsize)) - 1)
+    elif dtype.kind == "i":
+        fill = max(fill, -(1 << (8 * dtype.itemsize - 1)))
+    return np.full(count, fill, dtype=dtype)
+
+
+def params_of(kernel: CorpusKernel, config: LaunchConfig) -> dict:
+    return kernel.arg_env(config)
+
+
+def make_args(kernel: CorpusKernel, config: LaunchConfig, seed: int = 0) -> dict[str, object]:
+    """All arguments of one launch: generated inputs, poisoned outputs, scalars.
+
+    Raises
+    ------
+    InputError
+        If the generator misses a buffer or returns one of the wrong size or dtype.
+    """
+    rng = np.random.default_rng(seed)
+    params = params_of(kernel, config)
+    generated = module_of(kernel).inputs(kernel.name, params, rng)
+    args: dict[str, object] = {}
+    for arg in kernel.spec.args:
+        if arg.kind == "scalar":
+            args[arg.name] = np.dtype(arg.dtype).type(kernel.scalar_value(arg, config))
+            continue
+        count = kernel.buffer_elements(arg, config)
+        if arg.intent == "out":
+            args[arg.name] = poison(np.dtype(arg.dtype), count)
+            continue
+        if arg.name not in generated:
+            raise InputError(f"the generator of {kernel.name} returned no buffer {arg.name!r}; "
+                             f"inputs() must return every 'in' and 'inout' buffer")
+        args[arg.name] = _conform(kernel, arg.name, generated[arg.name], arg.dtype, count)
+    return args
+
+
+def _conform(kernel: CorpusKernel, name: str, value, dtype: str, count: int) -> np.ndarray:
+    array = np.ascontiguousarray(np.asarray(value)).reshape(-1)
+    if array.dtype != np.dtype(dtype):
+        raise InputError(f"the generator of {kernel.name} returned {name!r} as {array.dtype}, "
+                         f"but the spec says {dtype}")
+    if array.size != count:
+        raise InputError(f"the generator of {kernel.name} returned {array.size} elements for "
+                         f"{name!r}, but the spec's shape gives {count}")
+    return array
+
+
+def expected_outputs(kernel: CorpusKernel, args: dict, config: LaunchConfig) -> dict[str, np.ndarray]:
+    """The NumPy reference's outputs for ``args`` (which it must not modify)."""
+    frozen = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in args.items()}
+    result = module_of(kernel).reference(kernel.name, frozen, params_of(kernel, config))
+    missing = [o for o in kernel.spec.check.outputs if o not in result]
+    if missing:
+        raise InputError(f"the reference of {kernel.name} returned no {', '.join(missing)}")
+    return {o: np.asarray(result[o]).reshape(-1) for o in kernel.spec.check.outputs}
+
+
+def compare_outputs(kernel: CorpusKernel, got: dict, want: dict) -> list[str]:
+    """Describe every checked output that differs from the reference (empty if all match)."""
+    problems = []
+    rtol, atol = kernel.spec.check.rtol, kernel.spec.check.atol
+    for name, expected in want.items():
+        actual = np.asarray(got[name]).reshape(-1)
+        if actual.shape != expected.shape:
+            problems.append(f"{name}: {actual.size} elements, expected {expected.size}")
+            continue
+        if expected.dtype.kind == "f" or actual.dtype.kind == "f":
+            bad = ~np.isclose(actual.astype(np.float64), expected.astype(np.float64),
+                              rtol=rtol, atol=atol, equal_nan=False)
+        else:
+            bad = actual != expected
+        if bad.any():
+            first = int(np.flatnonzero(bad)[0])
+            problems.append(f"{name}: {int(bad.sum())} of {bad.size} elements differ, first at "
+                            f"[{first}]: got {actual[first]!r}, expected {expected[first]!r}")
+    return problems

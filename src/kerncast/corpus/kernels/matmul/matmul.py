@@ -1,0 +1,18 @@
+"""Inputs and NumPy reference for the matmul kernels."""
+
+import numpy as np
+
+
+def inputs(kernel, params, rng):
+    n = params["n"]
+    return {
+        "a": rng.uniform(-1, 1, n * n).astype(np.float32),
+        "b": rng.uniform(-1, 1, n * n).astype(np.float32),
+    }
+
+
+def reference(kernel, args, params):
+    n = params["n"]
+    a = args["a"].reshape(n, n).astype(np.float64)
+    b = args["b"].reshape(n, n).astype(np.float64)
+    return {"c": (a @ b).astype(np.float32)}
