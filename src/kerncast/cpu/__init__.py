@@ -1,0 +1,1 @@
+"""kerncast.cpu: see DESIGN.md for this layer's place in the pipeline."""

@@ -1,0 +1,1 @@
+"""kerncast.evaluate: see DESIGN.md for this layer's place in the pipeline."""
