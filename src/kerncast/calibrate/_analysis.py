@@ -10,7 +10,7 @@ __all__ = ["cache_size_from_curve", "fit_line", "granularity_from_curve"]
 
 
 def cache_size_from_curve(curve: Sequence[Sequence[float]]) -> float:
-    """The largest footprint whose latency stays in the lower half of the curve's range.
+    """The largest footprint whose latency stays within a quarter of the way up the curve.
 
     ``curve`` holds ``[footprint_bytes, cycles_per_access]`` pairs in increasing
     footprint. A pointer chase that fits in a cache runs at the hit latency; past
@@ -24,7 +24,7 @@ def cache_size_from_curve(curve: Sequence[Sequence[float]]) -> float:
     low, high = lat.min(), lat.max()
     if high < 1.3 * low:
         return float("nan")
-    below = data[lat <= low + 0.5 * (high - low), 0]
+    below = data[lat <= low + 0.25 * (high - low), 0]
     return float(below.max())
 
 
