@@ -26,7 +26,7 @@ def test_microbenchmarks_compile_and_define_every_kernel(tmp_path):
     text = ptx.read_text()
     for suffix, _, _ in ARITH_OPS.values():
         assert f".entry lat_{suffix}(" in text and f".entry tput_{suffix}(" in text
-    for name in ("chase_ca", "chase_cg", "chase_shared", "bw_read", "bw_l2", "bw_shared",
+    for name in ("chase_l1", "chase_l2", "chase_shared", "bw_read", "bw_l2", "bw_shared",
                  "atomic_global", "atomic_shared", "barrier_loop", "empty_kernel", "spin"):
         assert f".entry {name}(" in text
     # The chains must be exactly the PTX instruction named, not something optimised away.

@@ -27,10 +27,10 @@ SOURCE = Path(__file__).with_name("ubench.cu")
 UNROLL, ILP = 32, 8
 # Instruction class -> (kernel suffix, dtype, PTX instructions per chain step).
 ARITH_OPS = {
-    "int": ("int_add", np.int32, 1),
-    "int_mul": ("int_mul", np.int32, 1),
-    "int_mad": ("int_mad", np.int32, 1),
-    "int_logic": ("int_shift", np.int32, 2),
+    "int": ("int_add", np.int32, 2),
+    "int_mul": ("int_mul", np.int32, 2),
+    "int_mad": ("int_mad", np.int32, 2),
+    "int_logic": ("int_logic", np.int32, 2),
     "fp32": ("fp32_fma", np.float32, 1),
     "fp32_add": ("fp32_add", np.float32, 1),
     "fp64": ("fp64_fma", np.float64, 1),
@@ -64,8 +64,9 @@ class _Bench:
         self.name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
         self.sms = int(props["multiProcessorCount"])
         self.l2_bytes = int(props["l2CacheSize"])
-        self.clock_hz = self._clock_mhz() * 1e6
         self.stream = cp.cuda.Stream(non_blocking=True)
+        self.clock_hz = self._clock_mhz() * 1e6  # a first guess for the spin lengths
+        self.clock_hz = self._measure_clock()
 
     def fn(self, name: str):
         return self.mod.get_function(name)
@@ -79,6 +80,12 @@ class _Bench:
             return float(pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM))
         except Exception:  # NVML absent: the spec's boost clock is the best guess
             return self.device.compute.boost_clock_mhz
+
+    def _measure_clock(self) -> float:
+        """SM cycles per second under load: a spin of known cycles timed with events."""
+        cycles = 40_000_000
+        seconds = self.timed(lambda: self.fn("spin")((1,), (1,), (np.int64(cycles),)), reps=3)
+        return cycles / seconds
 
     def timed(self, launch: Callable[[], None], reps: int = 5) -> float:
         """Median seconds of ``launch`` over ``reps`` runs, host gaps excluded."""
@@ -114,6 +121,8 @@ def _arith(b: _Bench, progress) -> dict[str, InstructionTiming]:
     for cls, (suffix, dtype, per_step) in ARITH_OPS.items():
         sink = cp.ones(4096, dtype=dtype)
         a = dtype(1) if np.dtype(dtype).kind == "i" else dtype(0.999)
+        if suffix == "shuffle":
+            a = dtype(1)  # y = 1 + lane: the source lane of each rotation
         iters = 256
         lat_cycles = b.cycles(f"lat_{suffix}", (1,), (1,), (sink, np.int32(iters), a), out_index=1)
         latency = lat_cycles / (iters * UNROLL * per_step)
@@ -163,15 +172,15 @@ def _dram_latency(b: _Bench) -> float:
     sink = cp.zeros(1, dtype=cp.uint32)
     cyc = cp.zeros(1, dtype=cp.int64)
     _flush(b)
-    b.fn("chase_cg")((1,), (1,), (arr, np.int32(steps), np.int32(0), sink, cyc))
+    b.fn("chase_l2")((1,), (1,), (arr, np.int32(steps), np.int32(0), sink, cyc))
     cp.cuda.runtime.deviceSynchronize()
     return float(cyc.get()[0]) / steps
 
 
 def _latencies(b: _Bench, progress) -> tuple[dict, dict]:
-    l1 = [[kib * 1024, _chase(b, kib * 1024, 128, "ca")] for kib in L1_FOOTPRINTS_KIB]
-    l2 = [[mib << 20, _chase(b, mib << 20, 128, "cg")] for mib in L2_FOOTPRINTS_MIB]
-    strided = [[s, _chase(b, 4 << 20, s, "ca")] for s in STRIDES]
+    l1 = [[kib * 1024, _chase(b, kib * 1024, 128, "l1")] for kib in L1_FOOTPRINTS_KIB]
+    l2 = [[mib << 20, _chase(b, mib << 20, 128, "l2")] for mib in L2_FOOTPRINTS_MIB]
+    strided = [[s, _chase(b, 4 << 20, s, "l1")] for s in STRIDES]
     shared_arr = b.cp.asarray(_chain(4096, 33))
     sink = b.cp.zeros(1, dtype=b.cp.uint32)
     shared = b.cycles("chase_shared", (1,), (32,), (shared_arr, np.int32(4096), np.int32(0), sink),

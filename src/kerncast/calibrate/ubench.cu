@@ -17,51 +17,62 @@ typedef unsigned long long u64;
 
 // ---------------------------------------------------------------- arithmetic
 
-#define LAT_KERNEL(NAME, T, ASM)                                                        \
+// Each chain step is ASM over two registers: %0 (x, always updated) and %1 (y: a second
+// operand, updated too where a constant operand would let ptxas fold the chain).
+#define LAT_KERNEL(NAME, T, C, ASM)                                                     \
   extern "C" __global__ void lat_##NAME(T* sink, long long* cycles, int iters, T a) {   \
-    T x = sink[0];                                                                      \
+    T x = sink[0], y = a + (T)(threadIdx.x & 31);                                       \
     long long t0 = clock64();                                                           \
     for (int i = 0; i < iters; i++) {                                                   \
-      _Pragma("unroll") for (int k = 0; k < UNROLL; k++) { ASM; }                       \
+      _Pragma("unroll") for (int k = 0; k < UNROLL; k++) {                              \
+        asm volatile(ASM : "+" C(x), "+" C(y));                                         \
+      }                                                                                 \
     }                                                                                   \
     long long t1 = clock64();                                                           \
-    sink[1] = x;                                                                        \
+    sink[1] = x + y;                                                                    \
     cycles[0] = t1 - t0;                                                                \
   }
 
-#define TPUT_KERNEL(NAME, T, ASM)                                                       \
+#define TPUT_KERNEL(NAME, T, C, ASM)                                                    \
   extern "C" __global__ void tput_##NAME(T* sink, int iters, T a) {                     \
-    T v[ILP];                                                                           \
-    _Pragma("unroll") for (int j = 0; j < ILP; j++) v[j] = sink[j] + (T)threadIdx.x;    \
+    T v[ILP], w[ILP];                                                                   \
+    _Pragma("unroll") for (int j = 0; j < ILP; j++) {                                   \
+      v[j] = sink[j] + (T)threadIdx.x;                                                  \
+      w[j] = a + (T)((threadIdx.x + j) & 31);                                           \
+    }                                                                                   \
     for (int i = 0; i < iters; i++) {                                                   \
       _Pragma("unroll") for (int k = 0; k < UNROLL; k++) {                              \
-        _Pragma("unroll") for (int j = 0; j < ILP; j++) { T x = v[j]; ASM; v[j] = x; }  \
+        _Pragma("unroll") for (int j = 0; j < ILP; j++) {                               \
+          asm volatile(ASM : "+" C(v[j]), "+" C(w[j]));                                 \
+        }                                                                               \
       }                                                                                 \
     }                                                                                   \
-    T s = v[0];                                                                         \
-    _Pragma("unroll") for (int j = 1; j < ILP; j++) s += v[j];                          \
+    T s = v[0] + w[0];                                                                  \
+    _Pragma("unroll") for (int j = 1; j < ILP; j++) s += v[j] + w[j];                   \
     if (s == (T)-12345) sink[blockIdx.x] = s;                                           \
   }
 
-#define ARITH(NAME, T, ASM) LAT_KERNEL(NAME, T, ASM) TPUT_KERNEL(NAME, T, ASM)
+#define ARITH(NAME, T, C, ASM) LAT_KERNEL(NAME, T, C, ASM) TPUT_KERNEL(NAME, T, C, ASM)
 
-ARITH(int_add, int, asm volatile("add.s32 %0, %0, %1;" : "+r"(x) : "r"(a)))
-ARITH(int_mul, int, asm volatile("mul.lo.s32 %0, %0, %1;" : "+r"(x) : "r"(a)))
-ARITH(int_mad, int, asm volatile("mad.lo.s32 %0, %0, %1, %1;" : "+r"(x) : "r"(a)))
-ARITH(int_shift, int, asm volatile("shl.b32 %0, %0, 1; xor.b32 %0, %0, %1;" : "+r"(x) : "r"(a)))
-ARITH(fp32_add, float, asm volatile("add.f32 %0, %0, %1;" : "+f"(x) : "f"(a)))
-ARITH(fp32_fma, float, asm volatile("fma.rn.f32 %0, %0, %1, %1;" : "+f"(x) : "f"(a)))
-ARITH(fp64_add, double, asm volatile("add.f64 %0, %0, %1;" : "+d"(x) : "d"(a)))
-ARITH(fp64_fma, double, asm volatile("fma.rn.f64 %0, %0, %1, %1;" : "+d"(x) : "d"(a)))
-ARITH(sfu_sin, float, asm volatile("sin.approx.f32 %0, %0;" : "+f"(x)))
-ARITH(sfu_ex2, float, asm volatile("ex2.approx.f32 %0, %0;" : "+f"(x)))
-ARITH(sfu_rsqrt, float, asm volatile("rsqrt.approx.f32 %0, %0;" : "+f"(x)))
-ARITH(sfu_lg2, float, asm volatile("lg2.approx.f32 %0, %0;" : "+f"(x)))
+// Integer chains alternate between the two registers (x += y; y += x) because ptxas
+// folds a chain of integer operations with a constant operand.
+ARITH(int_add, int, "r", "add.s32 %0, %0, %1; add.s32 %1, %1, %0;")
+ARITH(int_mul, int, "r", "mul.lo.s32 %0, %0, %1; mul.lo.s32 %1, %1, %0;")
+ARITH(int_mad, int, "r", "mad.lo.s32 %0, %0, %1, %1; mad.lo.s32 %1, %1, %0, %0;")
+ARITH(int_logic, int, "r", "shl.b32 %0, %0, 1; xor.b32 %1, %1, %0;")
+ARITH(fp32_add, float, "f", "add.f32 %0, %0, %1;")
+ARITH(fp32_fma, float, "f", "fma.rn.f32 %0, %0, %1, %1;")
+ARITH(fp64_add, double, "d", "add.f64 %0, %0, %1;")
+ARITH(fp64_fma, double, "d", "fma.rn.f64 %0, %0, %1, %1;")
+ARITH(sfu_sin, float, "f", "sin.approx.f32 %0, %0;")
+ARITH(sfu_ex2, float, "f", "ex2.approx.f32 %0, %0;")
+ARITH(sfu_rsqrt, float, "f", "rsqrt.approx.f32 %0, %0;")
+ARITH(sfu_lg2, float, "f", "lg2.approx.f32 %0, %0;")
 // Conversions: a round trip float -> int -> float counts as two instructions.
-ARITH(conversion, float,
-      asm volatile("{ .reg .s32 t; cvt.rzi.s32.f32 t, %0; cvt.rn.f32.s32 %0, t; }" : "+f"(x)))
-ARITH(fp32_div, float, asm volatile("div.rn.f32 %0, %1, %0;" : "+f"(x) : "f"(a)))
-ARITH(shuffle, int, asm volatile("shfl.sync.bfly.b32 %0, %0, 1, 0x1f, 0xffffffff;" : "+r"(x)))
+ARITH(conversion, float, "f", "{ .reg .s32 t; cvt.rzi.s32.f32 t, %0; cvt.rn.f32.s32 %0, t; }")
+ARITH(fp32_div, float, "f", "div.rn.f32 %0, %1, %0;")
+// y holds a lane index (a + lane): each step rotates x across the warp.
+ARITH(shuffle, int, "r", "shfl.sync.idx.b32 %0, %0, %1, 0x1f, 0xffffffff;")
 
 // ---------------------------------------------------------------- memory latency
 
@@ -82,8 +93,10 @@ ARITH(shuffle, int, asm volatile("shfl.sync.bfly.b32 %0, %0, 1, 0x1f, 0xffffffff
     cycles[0] = t1 - t0;                                                                \
   }
 
-CHASE_KERNEL(ca, asm volatile("ld.global.ca.u32 %0, [%1];" : "=r"(j) : "l"(arr + j)))
-CHASE_KERNEL(cg, asm volatile("ld.global.cg.u32 %0, [%1];" : "=r"(j) : "l"(arr + j)))
+// A plain weak load (LDG.E, cached in L1); `.ca` would become a strong load in SASS.
+CHASE_KERNEL(l1, asm volatile("ld.global.u32 %0, [%1];" : "=r"(j) : "l"(arr + j)))
+// `.cg` caches in L2 only.
+CHASE_KERNEL(l2, asm volatile("ld.global.cg.u32 %0, [%1];" : "=r"(j) : "l"(arr + j)))
 
 #ifndef SMEM_WORDS
 #define SMEM_WORDS 4096
@@ -182,7 +195,7 @@ extern "C" __global__ void atomic_shared(unsigned* out, int slots, int iters) {
 extern "C" __global__ void lat_atomic(unsigned* addr, int iters, long long* cycles) {
   unsigned j = 0;
   long long t0 = clock64();
-  for (int i = 0; i < iters; i++) j = atomicAdd(addr + (j & 1), 1u) & 0;
+  for (int i = 0; i < iters; i++) j = atomicAdd(addr + (j & 1), 1u);  // next address depends on the result
   long long t1 = clock64();
   addr[2] = j;
   cycles[0] = t1 - t0;
