@@ -75,7 +75,8 @@ def _short(text: str, limit: int = 90) -> str:
 
 def _print(result, report: Path | None) -> None:
     console.print(_table(result.per_model, _MODEL_COLUMNS,
-                         f"{result.dataset}: {len(result.kernels)} kernels, split {result.folds}"))
+                         f"{result.dataset}: {_count(len(result.kernels), 'kernel')}, "
+                         f"split {result.folds}"))
     console.print(_table(result.comparison, tuple(result.comparison.columns),
                          "the survey's comparison, measured"))
     console.print(_table(result.per_kernel, _KERNEL_COLUMNS, "per kernel"))
@@ -83,6 +84,10 @@ def _print(result, report: Path | None) -> None:
         console.print(f"survey {label}: {', '.join(kernels) if kernels else 'not in this dataset'}")
     if report is not None:
         console.print(f"report: {report}")
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _report_dir(dataset: Path, out: Path | None) -> Path:

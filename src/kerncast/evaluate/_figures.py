@@ -28,14 +28,17 @@ def _pyplot():
     return plt
 
 
-def _save(fig, path: Path) -> Path:
-    from matplotlib.ticker import NullFormatter  # noqa: PLC0415
+def _time_axis(axis) -> None:
+    """Log-scale seconds labelled 1, 2 and 5 per decade in engineering units (20 µs)."""
+    from matplotlib.ticker import EngFormatter, LogLocator  # noqa: PLC0415
 
-    for ax in fig.axes:  # minor labels of short log axes overlap
-        for axis in (ax.xaxis, ax.yaxis):
-            if axis.get_scale() == "log":
-                axis.set_minor_formatter(NullFormatter())
-    fig.tight_layout()
+    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axis.set_minor_locator(LogLocator(base=10, subs=(3.0, 4.0, 6.0, 7.0, 8.0, 9.0)))
+    axis.set_major_formatter(EngFormatter(unit="s", places=0))
+    axis.set_minor_formatter("")
+
+
+def _save(fig, path: Path) -> Path:
     fig.savefig(path, dpi=90)
     _pyplot().close(fig)
     return path
@@ -45,16 +48,18 @@ def parity_figure(pred: pd.DataFrame, model: str, path: Path) -> Path:
     """Predicted against measured, log-log, with y = x and the +-25% band, by kernel."""
     plt = _pyplot()
     ok = pred[pred["ok"]]
-    fig, ax = plt.subplots(figsize=(5.2, 4.6))
+    fig, ax = plt.subplots(figsize=(5.2, 4.6), layout="constrained")
     lo, hi = _limits(pd.concat([ok["measured_s"], ok["predicted_s"]]) if len(ok) else pd.Series())
     xs = np.geomspace(lo, hi, 50)
     ax.fill_between(xs, xs * (1 - BAND), xs * (1 + BAND), color="0.85", label="±25%")
     ax.plot(xs, xs, color="0.3", lw=1, label="y = x")
     for kernel, grp in ok.groupby("kernel"):
         ax.scatter(grp["measured_s"], grp["predicted_s"], s=10, alpha=0.7, label=str(kernel))
-    ax.set(xscale="log", yscale="log", xlim=(lo, hi), ylim=(lo, hi), xlabel="measured (s)",
-           ylabel="predicted (s)", title=f"{model}: {len(ok)} predicted, "
+    ax.set(xscale="log", yscale="log", xlim=(lo, hi), ylim=(lo, hi), xlabel="measured",
+           ylabel="predicted", title=f"{model}: {len(ok)} predicted, "
            f"{int((~pred['ok']).sum())} failed")
+    _time_axis(ax.xaxis)
+    _time_axis(ax.yaxis)
     if ok["kernel"].nunique() <= 12:
         ax.legend(fontsize=6, loc="upper left")
     return _save(fig, path)
@@ -72,7 +77,8 @@ def kernel_error_figure(per_kernel: pd.DataFrame, path: Path) -> Path:
     plt = _pyplot()
     kernels = sorted(set(per_kernel["kernel"]))
     models = sorted(set(per_kernel["model"]))
-    fig, ax = plt.subplots(figsize=(max(6.0, 0.5 * len(kernels) * max(len(models), 1)), 4.2))
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.5 * len(kernels) * max(len(models), 1)), 4.2),
+                           layout="constrained")
     width = 0.8 / max(len(models), 1)
     x = np.arange(len(kernels))
     for i, model in enumerate(models):
@@ -92,7 +98,7 @@ def kernel_error_figure(per_kernel: pd.DataFrame, path: Path) -> Path:
 def ecdf_figure(predictions: pd.DataFrame, path: Path) -> Path:
     """Distribution of absolute percentage errors: the ECDF of each model."""
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(5.6, 4.0))
+    fig, ax = plt.subplots(figsize=(5.6, 4.0), layout="constrained")
     for model, grp in predictions[predictions["ok"]].groupby("model"):
         ape = np.sort(np.clip(grp["ape_pct"].to_numpy(dtype=float), 1e-3, None))
         ax.step(ape, np.arange(1, len(ape) + 1) / len(ape), where="post", label=str(model))
@@ -118,12 +124,24 @@ def _config_groups(rows: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
     return out
 
 
+def _span(grp: pd.DataFrame, least: float = 4.0) -> tuple[float, float]:
+    """Y limits covering measured and predicted times, at least a factor ``least`` apart."""
+    values = pd.concat([grp["measured_s"], grp.loc[grp["ok"], "predicted_s"]])
+    lo, hi = _limits(values)
+    lo, hi = lo * 1.6, hi / 1.6  # _limits pads by 2x; keep a little of it
+    if hi / lo < least:
+        mid = math.sqrt(lo * hi)
+        lo, hi = mid / math.sqrt(least), mid * math.sqrt(least)
+    return lo, hi
+
+
 def configs_figure(predictions: pd.DataFrame, kernel: str, path: Path) -> Path:
     """Measured and predicted time over the kernel's launch configurations, per size."""
     plt = _pyplot()
     rows = predictions[predictions["kernel"] == kernel]
     groups = _config_groups(rows)
-    fig, axes = plt.subplots(1, len(groups), figsize=(4.2 * len(groups), 3.6), squeeze=False)
+    fig, axes = plt.subplots(1, len(groups), figsize=(4.2 * len(groups), 3.6), squeeze=False,
+                             layout="constrained")
     for ax, (size, grp) in zip(axes[0], groups):
         measured = grp.drop_duplicates("config").sort_values("measured_s")
         order = {c: i for i, c in enumerate(measured["config"])}
@@ -131,8 +149,9 @@ def configs_figure(predictions: pd.DataFrame, kernel: str, path: Path) -> Path:
         for model, part in grp[grp["ok"]].groupby("model"):
             xs = part["config"].map(order)
             ax.plot(xs, part["predicted_s"], ".", ms=5, label=str(model))
-        ax.set(yscale="log", title=f"{kernel}, size {size}", ylabel="time (s)",
+        ax.set(yscale="log", ylim=_span(grp), title=f"{kernel}, size {size}", ylabel="time",
                xlabel="configurations, fastest measured first")
+        _time_axis(ax.yaxis)
         if len(order) <= 24:
             ax.set_xticks(range(len(order)), list(order), rotation=70, fontsize=6)
         ax.legend(fontsize=6)
