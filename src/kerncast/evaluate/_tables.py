@@ -88,18 +88,23 @@ def _scores(pred: pd.DataFrame, groups: pd.DataFrame) -> dict[str, Any]:
 
 def model_table(predictions: pd.DataFrame, groups: pd.DataFrame, calls: pd.DataFrame,
                 fits: pd.DataFrame, models: dict[str, dict]) -> pd.DataFrame:
-    """One row per model: accuracy, ranking, speed and failures."""
+    """One row per model: accuracy, ranking, speed and failures.
+
+    ``s_per_prediction`` is the wall time of the prediction calls that succeeded over the
+    rows they predicted (calls are per held-out kernel); ``fit_s`` is the mean fit time
+    per fold and ``fit_s_total`` their sum.
+    """
     rows = []
     for name in models:
         pred = predictions[predictions["model"] == name]
         scores = _scores(pred, groups[groups["model"] == name])
-        call = calls[calls["model"] == name]
+        call = calls[(calls["model"] == name) & calls["error"].isna()] if len(calls) else calls
         fit = fits[fits["model"] == name]
         failed_kernels = sorted(set(pred.loc[~pred["ok"], "kernel"]))
         rows.append({
             "model": name, **scores,
-            "s_per_prediction": (float(call["predict_s"].sum() / max(call["rows"].sum(), 1))
-                                 if len(call) else math.nan),
+            "s_per_prediction": (float(call["predict_s"].sum() / call["rows"].sum())
+                                 if len(call) and call["rows"].sum() else math.nan),
             "fit_s": float(fit["fit_s"].mean()) if len(fit) else math.nan,
             "fit_s_total": float(fit["fit_s"].sum()) if len(fit) else math.nan,
             "failed_kernels": len(failed_kernels),
