@@ -10,7 +10,6 @@ kernel, or fails to fit, is recorded as failing there and the evaluation goes on
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from collections.abc import Callable, Iterable
@@ -273,6 +272,6 @@ def _prediction_rows(model: str, fold: str, rows: pd.DataFrame, seconds: np.ndar
     bad_value = "no usable prediction (NaN, infinite or not positive)"
     out["error"] = [None if ok else (error or bad_value) for ok in good]
     out["bottleneck"] = [p.bottleneck for p in explained] if explained else None
-    out["work"] = [json.dumps(p.based_on.get("work")) if p.based_on.get("work") else None
+    out["work"] = [str(p.based_on["work"]) if p.based_on.get("work") else None
                    for p in explained] if explained else None
     return out
