@@ -1,1 +1,32 @@
-"""kerncast.models: see DESIGN.md for this layer's place in the pipeline."""
+"""Predictors: every performance model behind one estimator interface and one registry.
+
+>>> from kerncast.models import get_predictor
+>>> model = get_predictor("roofline")        # doctest: +SKIP
+>>> model.fit(train).predict(test)           # doctest: +SKIP
+
+Each model is a :class:`Predictor` registered by name (:func:`register`); the
+evaluation harness (``kerncast.evaluate``) scores them all on the same data. Work
+counts for analytical models come from :mod:`kerncast.models.work`.
+"""
+
+from kerncast.models._base import BREAKDOWN_KEYS, NEEDS, Prediction, Predictor
+from kerncast.models.registry import get_predictor, list_predictors, predictor_class, register
+
+# Modules that define models register them on import.
+from kerncast.models import _launch_regression, _roofline  # noqa: E402, F401  isort: skip
+from kerncast.models._launch_regression import LaunchRegression  # noqa: E402
+from kerncast.models._roofline import LAUNCH_OVERHEAD_H100_S, Roofline  # noqa: E402
+
+__all__ = [
+    "BREAKDOWN_KEYS",
+    "LAUNCH_OVERHEAD_H100_S",
+    "NEEDS",
+    "LaunchRegression",
+    "Prediction",
+    "Predictor",
+    "Roofline",
+    "get_predictor",
+    "list_predictors",
+    "predictor_class",
+    "register",
+]

@@ -16,3 +16,9 @@ def reference(kernel, args, params):
     a = args["a"].reshape(n, n).astype(np.float64)
     b = args["b"].reshape(n, n).astype(np.float64)
     return {"c": (a @ b).astype(np.float32)}
+
+
+def work(kernel, params):
+    """The algorithm's operations: n^3 multiply-adds (2 flops each), in float32."""
+    n = params["n"]
+    return {"flops_fp32": 2.0 * n**3}

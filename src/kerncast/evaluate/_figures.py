@@ -1,0 +1,158 @@
+"""The report's figures, drawn with matplotlib's Agg backend (imported on first use)."""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["configs_figure", "ecdf_figure", "kernel_error_figure", "parity_figure", "safe_name"]
+
+BAND = 0.25  # the +-25% band around y = x
+
+
+def safe_name(text: str) -> str:
+    """A file-name-safe version of a model or kernel name."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", str(text)).strip("_") or "x"
+
+
+def _pyplot():
+    import matplotlib  # noqa: PLC0415
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    return plt
+
+
+def _time_axis(axis) -> None:
+    """Log-scale seconds labelled 1, 2 and 5 per decade in engineering units (20 µs)."""
+    from matplotlib.ticker import EngFormatter, LogLocator  # noqa: PLC0415
+
+    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axis.set_minor_locator(LogLocator(base=10, subs=(3.0, 4.0, 6.0, 7.0, 8.0, 9.0)))
+    axis.set_major_formatter(EngFormatter(unit="s", places=0))
+    axis.set_minor_formatter("")
+
+
+def _save(fig, path: Path) -> Path:
+    fig.savefig(path, dpi=90)
+    _pyplot().close(fig)
+    return path
+
+
+def parity_figure(pred: pd.DataFrame, model: str, path: Path) -> Path:
+    """Predicted against measured, log-log, with y = x and the +-25% band, by kernel."""
+    plt = _pyplot()
+    ok = pred[pred["ok"]]
+    fig, ax = plt.subplots(figsize=(5.2, 4.6), layout="constrained")
+    lo, hi = _limits(pd.concat([ok["measured_s"], ok["predicted_s"]]) if len(ok) else pd.Series())
+    xs = np.geomspace(lo, hi, 50)
+    ax.fill_between(xs, xs * (1 - BAND), xs * (1 + BAND), color="0.85", label="±25%")
+    ax.plot(xs, xs, color="0.3", lw=1, label="y = x")
+    for kernel, grp in ok.groupby("kernel"):
+        ax.scatter(grp["measured_s"], grp["predicted_s"], s=10, alpha=0.7, label=str(kernel))
+    ax.set(xscale="log", yscale="log", xlim=(lo, hi), ylim=(lo, hi), xlabel="measured",
+           ylabel="predicted", title=f"{model}: {len(ok)} predicted, "
+           f"{int((~pred['ok']).sum())} failed")
+    _time_axis(ax.xaxis)
+    _time_axis(ax.yaxis)
+    if ok["kernel"].nunique() <= 12:
+        ax.legend(fontsize=6, loc="upper left")
+    return _save(fig, path)
+
+
+def _limits(values: pd.Series) -> tuple[float, float]:
+    values = values[np.isfinite(values) & (values > 0)]
+    if values.empty:
+        return 1e-6, 1e-2
+    return float(values.min()) / 2, float(values.max()) * 2
+
+
+def kernel_error_figure(per_kernel: pd.DataFrame, path: Path) -> Path:
+    """MAPE per kernel, one bar per model; a model that failed on a kernel gets an 'x'."""
+    plt = _pyplot()
+    kernels = sorted(set(per_kernel["kernel"]))
+    models = sorted(set(per_kernel["model"]))
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.5 * len(kernels) * max(len(models), 1)), 4.2),
+                           layout="constrained")
+    width = 0.8 / max(len(models), 1)
+    x = np.arange(len(kernels))
+    for i, model in enumerate(models):
+        rows = per_kernel[per_kernel["model"] == model].set_index("kernel")
+        mape = np.array([rows["mape_pct"].get(k, math.nan) for k in kernels], dtype=float)
+        pos = x - 0.4 + width * (i + 0.5)
+        ax.bar(pos, np.nan_to_num(mape, nan=0.0), width, label=model)
+        for p, value in zip(pos, mape):
+            if math.isnan(value):
+                ax.text(p, 0, "x", ha="center", va="bottom", color="red", fontsize=8)
+    ax.set_xticks(x, kernels, rotation=60, ha="right", fontsize=7)
+    ax.set(ylabel="mean absolute % error", title="error per kernel (x: the model failed)")
+    ax.legend(fontsize=7)
+    return _save(fig, path)
+
+
+def ecdf_figure(predictions: pd.DataFrame, path: Path) -> Path:
+    """Distribution of absolute percentage errors: the ECDF of each model."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(5.6, 4.0), layout="constrained")
+    for model, grp in predictions[predictions["ok"]].groupby("model"):
+        ape = np.sort(np.clip(grp["ape_pct"].to_numpy(dtype=float), 1e-3, None))
+        ax.step(ape, np.arange(1, len(ape) + 1) / len(ape), where="post", label=str(model))
+    for limit in (10, 25):
+        ax.axvline(limit, color="0.6", ls=":", lw=1)
+    ax.set(xscale="log", xlabel="absolute % error", ylabel="share of predictions",
+           ylim=(0, 1.02), title="distribution of errors (dotted: 10% and 25%)")
+    ax.legend(fontsize=7)
+    return _save(fig, path)
+
+
+def _config_groups(rows: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """Per size, the largest (language, device, SM count) group of configurations."""
+    keys = [c for c in ("language", "device", "sm_count") if c in rows]
+    out = []
+    order = {"small": 0, "medium": 1, "large": 2}
+    sizes = sorted(set(rows["size"].astype(str)), key=lambda s: (order.get(s, 3), s))
+    for size in sizes:
+        part = rows[rows["size"].astype(str) == size]
+        groups = list(part.groupby(keys, sort=True)) if keys else [((), part)]
+        _, best = max(groups, key=lambda g: g[1]["config"].nunique())
+        out.append((size, best))
+    return out
+
+
+def _span(grp: pd.DataFrame, least: float = 4.0) -> tuple[float, float]:
+    """Y limits covering measured and predicted times, at least a factor ``least`` apart."""
+    values = pd.concat([grp["measured_s"], grp.loc[grp["ok"], "predicted_s"]])
+    lo, hi = _limits(values)
+    lo, hi = lo * 1.6, hi / 1.6  # _limits pads by 2x; keep a little of it
+    if hi / lo < least:
+        mid = math.sqrt(lo * hi)
+        lo, hi = mid / math.sqrt(least), mid * math.sqrt(least)
+    return lo, hi
+
+
+def configs_figure(predictions: pd.DataFrame, kernel: str, path: Path) -> Path:
+    """Measured and predicted time over the kernel's launch configurations, per size."""
+    plt = _pyplot()
+    rows = predictions[predictions["kernel"] == kernel]
+    groups = _config_groups(rows)
+    fig, axes = plt.subplots(1, len(groups), figsize=(4.2 * len(groups), 3.6), squeeze=False,
+                             layout="constrained")
+    for ax, (size, grp) in zip(axes[0], groups):
+        measured = grp.drop_duplicates("config").sort_values("measured_s")
+        order = {c: i for i, c in enumerate(measured["config"])}
+        ax.plot(range(len(order)), measured["measured_s"], "k-o", ms=3, label="measured")
+        for model, part in grp[grp["ok"]].groupby("model"):
+            xs = part["config"].map(order)
+            ax.plot(xs, part["predicted_s"], ".", ms=5, label=str(model))
+        ax.set(yscale="log", ylim=_span(grp), title=f"{kernel}, size {size}", ylabel="time",
+               xlabel="configurations, fastest measured first")
+        _time_axis(ax.yaxis)
+        if len(order) <= 24:
+            ax.set_xticks(range(len(order)), list(order), rotation=70, fontsize=6)
+        ax.legend(fontsize=6)
+    return _save(fig, path)

@@ -1,0 +1,171 @@
+"""The predictor contract: one scikit-learn style estimator class for every model.
+
+Every performance model of kerncast (the static simulator, the sampling and learned
+models, the survey's baselines) is a :class:`Predictor`. The contract:
+
+* ``__init__`` takes keyword-only parameters and only stores them (so that
+  ``get_params``/``set_params``/``sklearn.base.clone`` work);
+* ``fit(dataset)`` returns ``self``; learned state lives in attributes whose names end
+  in ``_``; models that learn nothing still set ``fitted_`` so the contract is uniform;
+* ``predict(dataset)`` returns one time in seconds per row of ``dataset.times`` (the
+  target rows) and raises :class:`~kerncast.NotFittedError` before ``fit``; ``NaN``
+  marks a row the model cannot predict (the harness records it as failed);
+* ``explain(dataset)`` returns a :class:`Prediction` per row with the breakdown;
+* class attributes ``name`` (registry key), ``needs`` (subset of :data:`NEEDS`),
+  ``description``, ``insight``, ``learned`` and ``columns`` (the ``times`` columns read
+  at prediction time);
+* ``to_dict``/``from_dict`` and ``save``/``load`` persist a fitted model as JSON (skops,
+  base64-encoded inside the JSON, for scikit-learn objects); never pickle.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+from sklearn.base import BaseEstimator
+
+from kerncast._errors import InputError, NotFittedError
+from kerncast.data import Dataset
+from kerncast.models._persist import decode, encode
+
+__all__ = ["BREAKDOWN_KEYS", "FORMAT_VERSION", "NEEDS", "Prediction", "Predictor"]
+
+#: What a model may need from the user, and what each means.
+NEEDS: dict[str, str] = {
+    "source": "the kernel's source code",
+    "spec": "the device's spec sheet",
+    "sampled_runs": "sampled partial-grid runs on the GPU",
+    "counters": "hardware counters (Nsight Compute) of the run",
+    "base_config_run": "one measured run at a base hardware configuration",
+    "cpu_code": "the CPU version of the code, profiled",
+}
+#: Parts of a predicted time that :class:`Prediction.breakdown` may name.
+BREAKDOWN_KEYS = ("compute", "memory", "latency", "synchronisation", "launch")
+FORMAT_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """One predicted time with its explanation.
+
+    Parameters
+    ----------
+    seconds
+        The predicted kernel time.
+    model
+        Registry name of the model that made it.
+    breakdown
+        Seconds attributed to ``compute``, ``memory``, ``latency``, ``synchronisation``
+        and ``launch`` (any subset; the parts may overlap, as in a roofline's max).
+    bottleneck
+        The part that limits the kernel (one of the breakdown keys, or ``"unknown"``).
+    based_on
+        What the prediction used: work source, device, SM count, peaks, ...
+    """
+
+    seconds: float
+    model: str
+    breakdown: dict[str, float] = field(default_factory=dict)
+    bottleneck: str = "unknown"
+    based_on: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        unknown = set(self.breakdown) - set(BREAKDOWN_KEYS)
+        if unknown:
+            raise ValueError(f"breakdown keys {sorted(unknown)} are not among {BREAKDOWN_KEYS}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class Predictor(BaseEstimator):
+    """Base class of every kerncast performance model (see the module docstring)."""
+
+    name: ClassVar[str] = ""
+    needs: ClassVar[frozenset[str]] = frozenset()
+    description: ClassVar[str] = ""
+    insight: ClassVar[str] = ""
+    learned: ClassVar[bool] = False
+    columns: ClassVar[tuple[str, ...]] = ("kernel",)
+
+    # The public methods check the contract; subclasses implement the underscored ones.
+
+    def fit(self, dataset: Dataset) -> Predictor:
+        """Learn from ``dataset`` (models that learn nothing only mark themselves fitted)."""
+        _check_dataset(dataset)
+        self._fit(dataset)
+        self.fitted_ = True
+        return self
+
+    def predict(self, dataset: Dataset) -> np.ndarray:
+        """Predicted seconds, one per row of ``dataset.times`` (NaN: cannot predict)."""
+        self._check_fitted()
+        _check_dataset(dataset)
+        out = np.asarray(self._predict(dataset), dtype=float)
+        if out.shape != (len(dataset.times),):
+            raise ValueError(f"{self.name} returned {out.shape} predictions for "
+                             f"{len(dataset.times)} rows")
+        return out
+
+    def explain(self, dataset: Dataset) -> list[Prediction]:
+        """A :class:`Prediction` per row; models without a breakdown give only seconds."""
+        return [Prediction(seconds=float(s), model=self.name) for s in self.predict(dataset)]
+
+    def _fit(self, dataset: Dataset) -> None:
+        """Learn the model's state; the default learns nothing."""
+
+    def _predict(self, dataset: Dataset) -> np.ndarray:
+        raise NotImplementedError
+
+    def _check_fitted(self) -> None:
+        if not getattr(self, "fitted_", False):
+            raise NotFittedError(f"model {self.name!r} is not fitted yet; call fit(dataset) "
+                                 "before predict or save")
+
+    # Persistence ---------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fitted model as JSON-ready data: name, parameters and learned state."""
+        self._check_fitted()
+        state = {k: v for k, v in vars(self).items() if k.endswith("_") and not k.startswith("_")}
+        return {"kerncast_model": FORMAT_VERSION, "name": self.name,
+                "params": encode(self.get_params(deep=False)), "state": encode(state)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Predictor:
+        """Rebuild a fitted model written by :meth:`to_dict`."""
+        from kerncast.models.registry import predictor_class  # noqa: PLC0415 (cycle)
+
+        if not isinstance(data, dict) or data.get("kerncast_model") != FORMAT_VERSION:
+            raise InputError("not a saved kerncast model (format version "
+                             f"{FORMAT_VERSION}); save it again with Predictor.save")
+        klass = predictor_class(data["name"])
+        if cls is not Predictor and not issubclass(klass, cls):
+            raise InputError(f"the saved model is {data['name']!r}, not {cls.name!r}")
+        model = klass(**decode(data["params"]))
+        for key, value in decode(data["state"]).items():
+            setattr(model, key, value)
+        return model
+
+    def save(self, path: str | Path) -> None:
+        """Write the fitted model to ``path`` as JSON."""
+        Path(path).write_text(json.dumps(self.to_dict(), indent=1))
+
+    @classmethod
+    def load(cls, path: str | Path) -> Predictor:
+        """Read a model written by :meth:`save`."""
+        try:
+            data = json.loads(Path(path).read_text())
+        except (OSError, json.JSONDecodeError) as exc:
+            raise InputError(f"cannot read the saved model {path}: {exc}") from None
+        return cls.from_dict(data)
+
+
+def _check_dataset(dataset: Any) -> None:
+    if not isinstance(dataset, Dataset):
+        raise InputError(f"predictors take a kerncast Dataset, not {type(dataset).__name__}; "
+                         "wrap a table as Dataset(times=table)")

@@ -1,0 +1,33 @@
+"""Reading launches out of rows of a ``times`` table."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from kerncast._errors import InputError
+from kerncast.corpus import CorpusKernel, LaunchConfig, get_kernel
+
+__all__ = ["corpus_launch", "tunables_of"]
+
+
+def tunables_of(row: Mapping[str, Any]) -> dict[str, int]:
+    """The row's tunables (a JSON string in the table; a dict is accepted too)."""
+    raw = row.get("tunables")
+    if raw is None or (isinstance(raw, float) and raw != raw) or raw == "":
+        return {}
+    if isinstance(raw, Mapping):
+        return {str(k): int(v) for k, v in raw.items()}
+    try:
+        value = json.loads(raw)
+    except (TypeError, json.JSONDecodeError):
+        raise InputError(f"row of {row.get('kernel')}: tunables {raw!r} is not JSON; "
+                         "the dataset is damaged") from None
+    return {str(k): int(v) for k, v in value.items()}
+
+
+def corpus_launch(row: Mapping[str, Any]) -> tuple[CorpusKernel, LaunchConfig]:
+    """The corpus kernel and launch configuration a ``times`` row measured."""
+    kernel = get_kernel(str(row["kernel"]))
+    return kernel, kernel.launch(str(row["size"]), tunables_of(row))

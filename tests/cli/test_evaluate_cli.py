@@ -1,0 +1,101 @@
+"""``kerncast evaluate`` and ``kerncast report``: JSON output, reports and exit codes."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from kerncast.cli import main
+from kerncast.data import Dataset
+from tests.synthetic import synthetic_dataset
+
+
+@pytest.fixture(scope="module")
+def dataset_dir(tmp_path_factory):
+    path = tmp_path_factory.mktemp("data") / "synthetic-h100"
+    synthetic_dataset(kernels=("matmul_tiled", "synthetic_stream", "synthetic_stencil")).write(path)
+    return path
+
+
+def test_evaluate_json(dataset_dir, capsys):
+    assert main(["evaluate", "--dataset", str(dataset_dir), "--models", "all", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["dataset"] == "synthetic-h100" and out["folds"] == "kernel"
+    assert out["report"] is None
+    assert {r["model"] for r in out["per_model"]} == {"roofline", "launch-regression"}
+    assert {"mape_pct", "spearman", "regret_pct", "s_per_prediction"} <= set(out["per_model"][0])
+    assert {r["kernel"] for r in out["failures"]} == {"synthetic_stream", "synthetic_stencil"}
+    assert [r["benchmark"] for r in out["survey"]] == ["MM", "MM"]
+
+
+def test_evaluate_tables_and_selection(dataset_dir, capsys, monkeypatch):
+    from kerncast.cli._output import console
+
+    monkeypatch.setattr(console, "width", 200)
+    assert main(["evaluate", "-d", str(dataset_dir), "--models", "roofline", "--kernels",
+                 "matmul_tiled", "--sizes", "medium", "--folds", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "roofline" in out and "the survey's comparison, measured" in out
+    assert "survey MM: matmul_tiled" in out and "survey BFS: not in this dataset" in out
+
+
+def test_evaluate_writes_the_report(dataset_dir, tmp_path, capsys):
+    out_dir = tmp_path / "rep"
+    assert main(["evaluate", "-d", str(dataset_dir), "--models", "roofline", "--report",
+                 str(out_dir), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["report"] == str(out_dir / "index.html")
+    assert (out_dir / "index.html").exists() and (out_dir / "figures").is_dir()
+
+
+def test_report_command(dataset_dir, tmp_path, capsys, monkeypatch):
+    assert main(["report", "-d", str(dataset_dir), "--models", "roofline", "--out",
+                 str(tmp_path / "r"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["report"] == str(tmp_path / "r" / "index.html")
+    monkeypatch.chdir(tmp_path)
+    assert main(["report", "-d", str(dataset_dir), "--models", "roofline",
+                 "--kernels", "matmul_tiled"]) == 0
+    assert (tmp_path / "reports" / "synthetic-h100" / "index.html").exists()
+
+
+def _error(capsys) -> str:
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0, err
+    return err
+
+
+def test_unknown_model_lists_the_known_ones(dataset_dir, capsys):
+    assert main(["evaluate", "-d", str(dataset_dir), "--models", "rofline"]) == 2
+    assert _error(capsys) == ("error: unknown model 'rofline'; did you mean roofline? the known "
+                              "models are: launch-regression, roofline")
+
+
+def test_kernels_not_in_the_dataset(dataset_dir, capsys):
+    assert main(["evaluate", "-d", str(dataset_dir), "--kernels", "bfs_top_down"]) == 2
+    assert _error(capsys).startswith("error: kernel(s) bfs_top_down not in synthetic-h100; it "
+                                     "has: matmul_tiled, synthetic_stencil, synthetic_stream")
+
+
+def test_empty_dataset_and_missing_columns(tmp_path, capsys):
+    Dataset(times=pd.DataFrame()).write(tmp_path / "empty")
+    assert main(["evaluate", "-d", str(tmp_path / "empty")]) == 2
+    assert _error(capsys) == ("error: empty has no timing rows; measure kernels first "
+                              "(kerncast measure)")
+    times = synthetic_dataset(kernels=("matmul_tiled",)).times.drop(columns=["time_median_s"])
+    Dataset(times=times).write(tmp_path / "old")
+    assert main(["evaluate", "-d", str(tmp_path / "old"), "--models", "roofline"]) == 2
+    assert _error(capsys).startswith("error: old lacks the column(s) time_median_s in its "
+                                     "times table")
+
+
+def test_not_a_dataset(tmp_path, capsys):
+    assert main(["evaluate", "-d", str(tmp_path / "nowhere")]) == 2
+    assert "is not a kerncast dataset" in _error(capsys)
+
+
+def test_help_shows_an_example(capsys):
+    assert main(["evaluate", "--help"]) == 0
+    assert "Example: kerncast evaluate --dataset" in capsys.readouterr().out
+    assert main(["report", "--help"]) == 0
+    assert "Example: kerncast report --dataset" in capsys.readouterr().out

@@ -1,0 +1,103 @@
+"""The HTML report: files, tables, figures, and a real browser that loads them."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kerncast.evaluate import evaluate, write_report
+from kerncast.evaluate._report import format_value
+from tests.synthetic import synthetic_dataset
+
+TABLES = ("per-model", "comparison", "survey-kernels", "per-kernel", "failures")
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    result = evaluate(synthetic_dataset(), "all")
+    return write_report(result, tmp_path_factory.mktemp("report") / "synthetic")
+
+
+def test_report_files_and_sections(report):
+    page = report.read_text()
+    for table in TABLES:
+        assert f'<table id="{table}">' in page
+    sources = re.findall(r'<img src="([^"]+)"', page)
+    assert {"figures/parity_roofline.png", "figures/parity_launch-regression.png",
+            "figures/error_per_kernel.png", "figures/error_distribution.png",
+            "figures/configs_matmul_naive.png"} <= set(sources)
+    for src in sources:
+        assert not src.startswith("/") and (report.parent / src).stat().st_size > 1000
+    assert "The survey's kernels" in page and "<b>MM</b>: matmul_naive, matmul_tiled" in page
+    assert "<b>BFS</b>: not in this evaluation" in page
+    assert "top-1 regret of a group" in page  # the metric definitions
+    assert (report.parent / "result.json").exists()
+
+
+def test_cells_read_as_people_expect():
+    assert format_value("mape_pct", 12.345) == "12.3"
+    assert format_value("s_per_prediction", 2.5e-5) == "25 µs"
+    assert format_value("fit_s", 1.5) == "1.5 s"
+    assert format_value("spearman", float("nan")) == "–"
+    assert format_value("error", None) == "–"
+
+
+def test_report_directory_that_is_a_file_is_refused(tmp_path):
+    from kerncast import InputError
+
+    target = tmp_path / "taken"
+    target.write_text("")
+    result = evaluate(synthetic_dataset(kernels=("matmul_tiled", "synthetic_stream")), "roofline")
+    with pytest.raises(InputError, match="cannot write the report to"):
+        write_report(result, target)
+
+
+def test_matplotlib_is_imported_only_for_reports():
+    code = "import sys, kerncast.evaluate, kerncast.models; print('matplotlib' in sys.modules)"
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    env = {**os.environ, "PYTHONPATH": src}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env=env)
+    assert out.stdout.strip() == "False"
+
+
+def _browser():
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver = shutil.which("chromedriver")
+    if not (chromium and driver):
+        pytest.skip("Chromium and chromedriver are not installed (./install.sh --test)")
+    webdriver = pytest.importorskip("selenium.webdriver")
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--allow-file-access-from-files"):
+        options.add_argument(arg)
+    return webdriver.Chrome(service=Service(driver), options=options)
+
+
+def test_report_renders_in_chromium(report):
+    browser = _browser()
+    try:
+        browser.get(report.resolve().as_uri())
+        ids = browser.execute_script(
+            "return Array.from(document.querySelectorAll('table')).map(t => t.id)")
+        assert set(TABLES) <= set(ids)
+        rows = browser.execute_script(
+            "return document.querySelectorAll('#per-model tbody tr').length")
+        assert rows == 2
+        images = browser.execute_script(
+            "return Array.from(document.images).map(i => [i.getAttribute('src'), "
+            "i.complete, i.naturalWidth])")
+        assert len(images) >= 8
+        broken = [src for src, complete, width in images if not (complete and width > 0)]
+        assert broken == []
+    finally:
+        browser.quit()

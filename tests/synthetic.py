@@ -1,0 +1,82 @@
+"""A small, clearly synthetic dataset for tests of models and the evaluation harness.
+
+The times are made up by a formula with seeded noise (never measured, never written
+under data/): rows of real corpus kernels (so that models reading the corpus work) and
+of kernels that exist only here (so that per-kernel failures can be tested).
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+
+from kerncast.corpus import get_kernel
+from kerncast.data import Dataset
+
+CORPUS_KERNELS = ("matmul_naive", "matmul_tiled")
+FAKE_KERNELS = ("synthetic_stream", "synthetic_stencil")
+PROVENANCE = "synthetic test data (made up, not measured)"
+
+
+def _row(kernel: str, size: str, config: str, grid, block, tunables, params,
+         sm_count: int, seconds: float) -> dict:
+    return {
+        "kernel": kernel, "language": "cuda", "size": size, "config": config,
+        "device": "h100-sxm", "sm_count": sm_count,
+        "grid_x": grid[0], "grid_y": grid[1], "grid_z": grid[2],
+        "block_x": block[0], "block_y": block[1], "block_z": block[2],
+        "blocks": int(np.prod(grid)), "threads_per_block": int(np.prod(block)),
+        "tunables": json.dumps(tunables), "params": json.dumps(params), "registers": 32,
+        "status": "ok", "time_median_s": seconds, "time_min_s": seconds * 0.98,
+        "time_iqr_s": seconds * 0.01, "repetitions": 10, "source": PROVENANCE,
+    }
+
+
+def _pad3(values) -> tuple[int, int, int]:
+    values = list(values) + [1] * (3 - len(values))
+    return tuple(int(v) for v in values[:3])
+
+
+def _corpus_rows(name: str, sizes, sm_counts, rng) -> list[dict]:
+    kernel = get_kernel(name)
+    rows = []
+    for size in sizes:
+        for cfg in kernel.launches(size):
+            n = cfg.params["n"]
+            shape = 1 + 0.4 * abs(np.log2(cfg.threads_per_block / 256))
+            for sm in sm_counts:
+                t = 3e-6 + 2 * n**3 / (20e12 * sm / 132) * shape * rng.uniform(0.9, 1.1)
+                rows.append(_row(name, size, cfg.label(), _pad3(cfg.grid), _pad3(cfg.block),
+                                 cfg.tunables, cfg.params, sm, t))
+    return rows
+
+
+def _fake_rows(name: str, sizes, sm_counts, rng) -> list[dict]:
+    rows = []
+    for i, size in enumerate(sizes):
+        n = 1 << (16 + 4 * i)
+        for bx in (64, 128, 256, 512, 1024):
+            grid = (-(-n // bx), 1, 1)
+            for sm in sm_counts:
+                t = 4e-6 + 12 * n / 3e12 * (1 + 128 / bx) * rng.uniform(0.9, 1.1)
+                rows.append(_row(name, size, f"bx={bx}", grid, (bx, 1, 1), {"bx": bx},
+                                 {"n": n}, sm, t))
+    return rows
+
+
+def synthetic_dataset(kernels=CORPUS_KERNELS + FAKE_KERNELS, sizes=("small", "medium"),
+                      sm_counts=(132,), seed: int = 0, failed_rows: bool = True) -> Dataset:
+    """The synthetic dataset; each kernel gets one failed row when ``failed_rows``."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for name in kernels:
+        make = _corpus_rows if name in CORPUS_KERNELS else _fake_rows
+        part = make(name, sizes, sm_counts, rng)
+        if failed_rows:
+            bad = dict(part[0], status="launch_failed", time_median_s=np.nan,
+                       time_min_s=np.nan, time_iqr_s=np.nan, config="bx=9999")
+            part.append(bad)
+        rows.extend(part)
+    return Dataset(times=pd.DataFrame(rows), name="synthetic")
