@@ -119,7 +119,8 @@ def _print(report: dict) -> None:
                   f"{report['device']}")
     for note in report["notes"]:
         console.print(f"  note: {note}")
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True, caption_justify="left",
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True,
+                  caption_justify="left",
                   caption="bytes: smem per block, lmem and spills (stores/loads) per thread; "
                   "blocks/SM and occupancy at the block size shown")
     for col in ("kernel", "regs", "smem", "lmem", "spill", "cmem0", "bar", "block", "blk/SM",
@@ -140,7 +141,8 @@ def _print(report: dict) -> None:
 @app.command("inspect")
 def inspect_cmd(
     file: Annotated[str, typer.Argument(help="A .cu, .cl or .ptx file, or corpus:NAME.")],
-    device: Annotated[str, typer.Option("--device", "-d", help="Device name or alias.")] = DEFAULT_DEVICE,
+    device: Annotated[str, typer.Option(
+        "--device", "-d", help="Device name or alias.")] = DEFAULT_DEVICE,
     define: Annotated[list[str] | None, typer.Option(
         "--define", "-D", help="Macro NAME=VALUE (repeatable).")] = None,
     lang: Annotated[str | None, typer.Option("--lang", help="cuda, opencl or ptx.")] = None,

@@ -167,6 +167,9 @@ def compile(  # noqa: A001 (the public name kerncast.compile)
         source, lang, defines = _corpus_source(source, lang, defines)
     src = read_source(source, lang, name)
     if src.language == "ptx":
+        if defines or options:
+            raise InputError(f"{src.display} is PTX, which takes no defines or compiler options; "
+                             f"leave them out, or compile the CUDA/OpenCL source instead")
         return _from_ptx(src, arch)
     target = resolve_arch(arch)
     clean, flags = define_flags(defines)

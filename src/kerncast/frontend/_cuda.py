@@ -9,7 +9,7 @@ from pathlib import Path
 from kerncast._errors import InputError, ToolchainError
 from kerncast.frontend._arch import compute_name
 from kerncast.frontend._diagnostics import compile_error
-from kerncast.frontend._process import run_tool
+from kerncast.frontend import _process
 from kerncast.frontend._source import Source
 from kerncast.frontend._toolchain import NO_CUDA, Tool, _load_nvrtc, find_nvcc, find_nvrtc
 
@@ -53,7 +53,7 @@ def _nvcc(tool: Tool, source: Source, arch: str, flags: list[str], options: list
     with tempfile.TemporaryDirectory(prefix="kerncast-nvcc-") as tmp:
         path, replacements = source.on_disk(Path(tmp), ".cu")
         out = Path(tmp) / "out.ptx"
-        proc = run_tool([tool.path, "-ptx", f"-arch={arch}", "-x", "cu", *flags, *options,
+        proc = _process.run_tool([tool.path, "-ptx", f"-arch={arch}", "-x", "cu", *flags, *options,
                          str(path), "-o", str(out)], cwd=tmp)
         if "Unsupported gpu architecture" in proc.stderr:
             raise _arch_error(tool, arch)
@@ -97,7 +97,8 @@ def _nvrtc(tool: Tool, source: Source, arch: str, flags: list[str], options: lis
                                              name.encode(), 0, None, None), "nvrtcCreateProgram")
     try:
         encoded = [o.encode() for o in opts]
-        code = lib.nvrtcCompileProgram(prog, len(encoded), (ctypes.c_char_p * len(encoded))(*encoded))
+        argv = (ctypes.c_char_p * len(encoded))(*encoded)
+        code = lib.nvrtcCompileProgram(prog, len(encoded), argv)
         if code == NVRTC_ERROR_INVALID_OPTION:
             log = _string(lib, "nvrtcGetProgramLogSize", "nvrtcGetProgramLog", prog).strip()
             if "gpu-architecture" in log or not log:

@@ -11,7 +11,8 @@ __all__ = ["compile_error", "error_lines"]
 MAX_LINES = 20
 # nvcc, cicc and NVRTC write "file(12): error: ..."; gcc and clang "file:12:5: error: ...".
 _PAREN = re.compile(r"^(?P<file>.+?)\((?P<line>\d+)\): (?P<rest>(?:catastrophic )?error.*)$")
-_COLON = re.compile(r"^(?P<file>.+?):(?P<line>\d+):(?:(?P<col>\d+):)? (?P<rest>(?:fatal )?error.*)$")
+_COLON = re.compile(
+    r"^(?P<file>.+?):(?P<line>\d+):(?:(?P<col>\d+):)? (?P<rest>(?:fatal )?error.*)$")
 _OTHER = re.compile(r"\b(?:fatal|error)\b", re.IGNORECASE)
 
 

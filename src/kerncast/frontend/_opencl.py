@@ -26,7 +26,7 @@ from typing import Any
 from kerncast._errors import ToolchainError
 from kerncast.frontend._arch import arch_number
 from kerncast.frontend._diagnostics import compile_error
-from kerncast.frontend._process import run_tool
+from kerncast.frontend import _process
 from kerncast.frontend._source import Source
 from kerncast.frontend._toolchain import NO_CLANG, Tool, find_clang
 
@@ -124,14 +124,15 @@ def compile_opencl(tool: Tool, source: Source, arch: str, flags: list[str],
                 "-mlink-bitcode-file", "-Xclang", tool.extra["libclc"], *includes,
                 "-include", "clc/clc.h", "-include", str(SHIM), *flags, *options,
                 "-x", "cl", "-S", "-o", str(out), str(path)]
-        proc = run_tool(argv, cwd=tmp)
+        proc = _process.run_tool(argv, cwd=tmp)
         if proc.returncode != 0 or not out.exists():
             raise compile_error("OpenCL", source.display, str(tool), proc.stderr + proc.stdout,
                                 replacements)
         return out.read_text(), notes
 
 
-def _nvidia(tool: Tool, source: Source, flags: list[str], options: list[str]) -> tuple[str, list[str]]:
+def _nvidia(tool: Tool, source: Source, flags: list[str],
+            options: list[str]) -> tuple[str, list[str]]:
     cl = _import_pyopencl()
     device = _nvidia_device(cl) if cl is not None else None
     if device is None:

@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from kerncast._errors import InputError, ToolchainError
-from kerncast.frontend._process import run_tool
+from kerncast.frontend import _process
 from kerncast.frontend._ptxscan import LaunchBounds
 from kerncast.frontend._toolchain import Tool
 
@@ -112,6 +112,7 @@ class PtxasReport:
 
     functions: dict[str, dict] = field(default_factory=dict)
     gmem: int = 0
+    module_cmem: dict[int, int] = field(default_factory=dict)
 
 
 def _blank() -> dict:
@@ -156,6 +157,9 @@ def parse_verbose(text: str) -> PtxasReport:
             _used_line(line, report.functions[current])
         elif m := _GMEM.search(line):
             report.gmem = max(report.gmem, int(m.group(1)))
+            for size, _extra, _what, bank in _ITEM.findall(line):
+                if bank:
+                    report.module_cmem[int(bank)] = int(size)
     return report
 
 
@@ -205,7 +209,7 @@ def run_ptxas(tool: Tool, ptx: str, arch: str, *, ptx_target: str | None = None,
     with tempfile.TemporaryDirectory(prefix="kerncast-ptxas-") as tmp:
         src, out = Path(tmp) / "module.ptx", Path(tmp) / "module.cubin"
         src.write_text(ptx)
-        proc = run_tool([tool.path, f"-arch={arch}", "-v", "--warn-on-spills", str(src),
+        proc = _process.run_tool([tool.path, f"-arch={arch}", "-v", "--warn-on-spills", str(src),
                          "-o", str(out)])
         log = (proc.stdout or "") + "\n" + (proc.stderr or "")
         if proc.returncode != 0:

@@ -80,7 +80,14 @@ def language_of(lang: str | None, path: Path | None) -> str:
 
 
 def _looks_like_text(source: str) -> bool:
-    return "\n" in source or "{" in source or "(" in source or len(source) > os.pathconf("/", "PC_PATH_MAX")
+    if "\n" in source or len(source) > 4096:
+        return True
+    try:
+        if Path(source).expanduser().is_file():
+            return False
+    except OSError:  # e.g. a name too long for the file system: not a path
+        return True
+    return "{" in source or "(" in source or ";" in source
 
 
 def read_source(source: str | os.PathLike, lang: str | None, name: str | None = None) -> Source:

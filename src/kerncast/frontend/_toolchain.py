@@ -34,7 +34,7 @@ from pathlib import Path
 
 from kerncast._errors import ToolchainError
 from kerncast.frontend import _cache
-from kerncast.frontend._process import run_tool
+from kerncast.frontend import _process
 
 __all__ = [
     "NO_CLANG",
@@ -143,7 +143,7 @@ def _probe(path: str, *args: str) -> str:
         return _MEMO[k]["output"]
     stored = _cache.load("tools", key)
     if stored is None:
-        proc = run_tool([path, *args])
+        proc = _process.run_tool([path, *args])
         stored = {"output": proc.stdout + proc.stderr}
         if proc.returncode == 0:
             _cache.store("tools", key, stored)

@@ -176,7 +176,8 @@ class TranslationUnit:
             cmem = {**numbers["cmem"], **per_kernel.get(k.entry, {})}
             fields = {n: v for n, v in numbers.items() if n != "cmem"}
             found[k.entry] = Resources(kernel=k.entry, arch=arch, **fields, cmem=cmem,
-                                       module_cmem=module, gmem=report.gmem,
+                                       module_cmem={**report.module_cmem, **module},
+                                       gmem=report.gmem,
                                        launch_bounds=k.launch_bounds, toolchain=str(tool))
         return found
 
