@@ -178,3 +178,15 @@ def test_bad_raw_ptx_is_an_input_error(have_cuda):
     tu = compile(broken, lang="ptx", name="broken.ptx")
     with pytest.raises(InputError, match=r"ptxas rejected broken.ptx; fix the PTX:\n.*broken.ptx"):
         tu.resources()
+
+
+@pytest.mark.toolchain
+def test_ptx_newer_than_ptxas_names_the_fix(have_cuda):
+    from kerncast import ToolchainError
+
+    from .test_compile import PTX
+
+    tu = compile(PTX.replace(".version 8.0", ".version 99.0"), lang="ptx", name="new.ptx")
+    with pytest.raises(ToolchainError, match=r"reads PTX ISA .* but new.ptx is ISA 99.0; put a "
+                                             r"newer ptxas on PATH"):
+        tu.resources()

@@ -189,7 +189,8 @@ def parse_cubin_constants(data: bytes) -> tuple[dict[str, dict[int, int]], dict[
     return per_kernel, module
 
 
-def _failure(log: str, arch: str, ptx_target: str | None, raw_ptx: bool, display: str) -> Exception:
+def _failure(log: str, arch: str, ptx_target: str | None, raw_ptx: bool, display: str,
+             tool: Tool) -> Exception:
     lines = [ln.strip() for ln in log.splitlines() if "error" in ln or "fatal" in ln][:20]
     text = "\n".join(lines) or log.strip()[:2000]
     if "is not defined for option 'gpu-name'" in log:
@@ -198,6 +199,11 @@ def _failure(log: str, arch: str, ptx_target: str | None, raw_ptx: bool, display
     if "SM version specified by .target is higher" in log:
         return InputError(f"{display} is PTX for {ptx_target}, which cannot be assembled for "
                           f"{arch}; ask for {ptx_target} or a newer target")
+    if m := re.search(r"Unsupported \.version (\S+); current version is '([^']+)'", log):
+        return ToolchainError(
+            f"{tool} ({tool.path}) reads PTX ISA {m.group(2)} at most, but {display} is ISA "
+            f"{m.group(1)}; put a newer ptxas on PATH, or take the old one off PATH so that "
+            f"the nvidia-cuda-nvcc wheel's is used")
     if raw_ptx:
         return InputError(f"ptxas rejected {display}; fix the PTX:\n{text}")
     return ToolchainError(f"ptxas failed on the PTX compiled from {display}:\n{text}")
@@ -213,6 +219,7 @@ def run_ptxas(tool: Tool, ptx: str, arch: str, *, ptx_target: str | None = None,
                          "-o", str(out)])
         log = (proc.stdout or "") + "\n" + (proc.stderr or "")
         if proc.returncode != 0:
-            raise _failure(log.replace(str(src), display), arch, ptx_target, raw_ptx, display)
+            raise _failure(log.replace(str(src), display), arch, ptx_target, raw_ptx, display,
+                           tool)
         per_kernel, module = parse_cubin_constants(out.read_bytes() if out.exists() else b"")
     return parse_verbose(log), per_kernel, module

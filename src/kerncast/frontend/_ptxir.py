@@ -11,10 +11,9 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
-from kerncast._errors import KerncastError
 from kerncast.frontend._ptxscan import Param
 
-__all__ = ["parser", "params_from_module"]
+__all__ = ["params_from_module", "parse_quietly", "parser"]
 
 
 def parser() -> Callable[[str], Any] | None:
@@ -36,15 +35,28 @@ def _param(index: int, p: Any) -> Param:
                  count=count, space=getattr(p, "ptr_space", None))
 
 
-def params_from_module(ptx: str) -> dict[str, tuple[Param, ...]] | None:
-    """Parameters per entry from ``kerncast.ptx``; ``None`` where the parser is absent
-    or cannot read this module (the caller falls back to the signature scan)."""
+def parse_quietly(ptx: str) -> Any | None:
+    """``kerncast.ptx.parse(ptx)``, or ``None`` where the parser is absent or fails.
+
+    A failure here never stops a compile (the signature scan suffices for it); it
+    surfaces, with the parser's own message, when the IR is asked for.
+    """
     parse = parser()
     if parse is None:
         return None
     try:
-        module = parse(ptx)
+        return parse(ptx)
+    except Exception:  # noqa: BLE001 (see above)
+        return None
+
+
+def params_from_module(module: Any | None) -> dict[str, tuple[Param, ...]] | None:
+    """Parameters per entry of a parsed module; ``None`` where there is no module or it
+    does not have the expected shape (the caller falls back to the signature scan)."""
+    if module is None:
+        return None
+    try:
         return {f.name: tuple(_param(i, p) for i, p in enumerate(f.params))
                 for f in module.entries}
-    except (KerncastError, AttributeError, TypeError, ValueError):
+    except (AttributeError, TypeError, ValueError):
         return None

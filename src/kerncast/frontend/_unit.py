@@ -5,12 +5,13 @@ from __future__ import annotations
 import difflib
 import hashlib
 from dataclasses import dataclass, field
+from typing import Any
 
-from kerncast._errors import InputError, ToolchainError
+from kerncast._errors import InputError, KerncastError, ToolchainError
 from kerncast.frontend import _cache
 from kerncast.frontend._arch import resolve_arch
 from kerncast.frontend._ptxas import Resources, run_ptxas
-from kerncast.frontend._ptxir import params_from_module
+from kerncast.frontend._ptxir import params_from_module, parse_quietly, parser
 from kerncast.frontend._ptxscan import EntrySignature, LaunchBounds, Param, base_name, scan_entries
 from kerncast.frontend._toolchain import Tool, require_ptxas
 
@@ -58,6 +59,14 @@ class Kernel:
         """Resource usage on ``arch`` (default: the unit's arch), from ptxas."""
         return self.unit.resources(arch)[self.entry]
 
+    @property
+    def ir(self) -> Any:
+        """This kernel's function in the parsed module (``kerncast.ptx``)."""
+        module = self.unit.module
+        if hasattr(module, "function"):
+            return module.function(self.entry)
+        return next(f for f in module.entries if f.name == self.entry)
+
     def to_dict(self) -> dict:
         return {"name": self.name, "entry": self.entry,
                 "params": [p.to_dict() for p in self.params],
@@ -103,7 +112,8 @@ class TranslationUnit:
         self.cached = cached
         self._use_cache = use_cache
         self._resources: dict[str, dict[str, Resources]] = {}
-        parsed = params_from_module(ptx) or {}
+        self._module: Any = parse_quietly(ptx)
+        parsed = params_from_module(self._module) or {}
         self.kernels = [self._kernel(sig, parsed.get(sig.name)) for sig in scan_entries(ptx)]
 
     def _kernel(self, sig: EntrySignature, params: tuple[Param, ...] | None) -> Kernel:
@@ -113,6 +123,23 @@ class TranslationUnit:
         names = ", ".join(k.entry for k in self.kernels)
         return (f"TranslationUnit({self.source!r}, {self.language}, {self.arch}, "
                 f"{self.toolchain}, kernels=[{names}])")
+
+    @property
+    def module(self) -> Any:
+        """The PTX parsed by ``kerncast.ptx.parse`` (parsed once, on first use).
+
+        Raises
+        ------
+        KerncastError
+            While kerncast's PTX parser is not installed.
+        """
+        if self._module is None:
+            parse = parser()
+            if parse is None:
+                raise KerncastError("the PTX parser (kerncast.ptx.parse) is not available in "
+                                    "this installation; update kerncast")
+            self._module = parse(self.ptx)
+        return self._module
 
     @property
     def sha256(self) -> str:
