@@ -126,7 +126,8 @@ class TranslationUnit:
 
     @property
     def module(self) -> Any:
-        """The PTX parsed by ``kerncast.ptx.parse`` (parsed once, on first use).
+        """The PTX parsed by ``kerncast.ptx.parse`` (once, when the unit is made; again
+        on first use if that failed, so that the parser's error reaches the caller).
 
         Raises
         ------
