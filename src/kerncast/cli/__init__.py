@@ -17,6 +17,7 @@ from kerncast.cli import _calibrate  # noqa: F401  (each import registers comman
 from kerncast.cli import _corpus  # noqa: F401
 from kerncast.cli import _devices  # noqa: F401
 from kerncast.cli import _evaluate  # noqa: F401
+from kerncast.cli import _inspect  # noqa: F401
 from kerncast.cli._app import app
 from kerncast.cli._output import err_console
 

@@ -1,1 +1,56 @@
-"""kerncast.frontend: see DESIGN.md for this layer's place in the pipeline."""
+"""kerncast.frontend: CUDA C++, OpenCL C and PTX in; PTX and resource usage out.
+
+>>> import kerncast
+>>> tu = kerncast.compile("matmul.cu", arch="h100", defines={"TILE": 16})  # doctest: +SKIP
+>>> tu.kernel("matmul_tiled").resources().registers                         # doctest: +SKIP
+32
+
+CUDA C++ goes through ``nvcc -ptx`` (PATH, then NVIDIA's ``nvidia-cuda-nvcc``
+wheel) or NVRTC (the ``nvidia-cuda-nvrtc`` wheel); OpenCL C through clang's NVPTX
+back end with libclc, or NVIDIA's OpenCL driver; PTX is taken as it is. ptxas
+(PATH, then the wheel) reports each kernel's registers, shared, local and constant
+memory. Results are cached on disk (``$KERNCAST_CACHE``, default
+``~/.cache/kerncast/frontend``).
+"""
+
+from kerncast.frontend._arch import DEFAULT_ARCH, resolve_arch
+from kerncast.frontend._cache import cache_root
+from kerncast.frontend._compile import compile, define_flags
+from kerncast.frontend._ptxas import Resources, parse_cubin_constants, parse_verbose
+from kerncast.frontend._ptxscan import LaunchBounds, Param, base_name, scan_entries
+from kerncast.frontend._toolchain import (
+    NO_CLANG,
+    NO_CUDA,
+    NO_PTXAS,
+    Tool,
+    find_clang,
+    find_nvcc,
+    find_nvrtc,
+    find_ptxas,
+)
+from kerncast.frontend._unit import Kernel, TranslationUnit
+
+__all__ = [
+    "DEFAULT_ARCH",
+    "NO_CLANG",
+    "NO_CUDA",
+    "NO_PTXAS",
+    "Kernel",
+    "LaunchBounds",
+    "Param",
+    "Resources",
+    "Tool",
+    "TranslationUnit",
+    "base_name",
+    "cache_root",
+    "compile",
+    "define_flags",
+    "find_clang",
+    "find_nvcc",
+    "find_nvrtc",
+    "find_ptxas",
+    "parse_cubin_constants",
+    "parse_verbose",
+    "resolve_arch",
+    "scan_entries",
+]
