@@ -66,9 +66,31 @@ def _fake_rows(name: str, sizes, sm_counts, rng) -> list[dict]:
     return rows
 
 
+def _sample_rows(times: pd.DataFrame, rng, psat: int = 4) -> list[dict]:
+    """Sampled runs: the first k·psat·sm_count blocks of each launch, warm and cold L2,
+    timed as a launch floor plus a share of the full time proportional to the blocks."""
+    rows = []
+    for _, row in times[times["status"] == "ok"].iterrows():
+        per_block = (row["time_median_s"] - 3e-6) / row["blocks"]
+        for k in (1, 2, 3, 4, 5, 10, 20):
+            launched = min(k * psat * row["sm_count"], row["blocks"])
+            for l2, factor in (("warm", 0.95), ("cold", 1.0)):
+                t = (3e-6 + per_block * launched * factor) * rng.uniform(0.98, 1.02)
+                rows.append({**{c: row[c] for c in ("kernel", "language", "size", "config",
+                                                    "device", "sm_count", "source")},
+                             "k": k, "psat": psat, "blocks_launched": launched,
+                             "grid_fraction": launched / row["blocks"], "l2_state": l2,
+                             "status": "ok", "time_median_s": t, "time_min_s": t * 0.99,
+                             "time_iqr_s": t * 0.01, "repetitions": 10})
+            if launched >= row["blocks"]:
+                break
+    return rows
+
+
 def synthetic_dataset(kernels=CORPUS_KERNELS + FAKE_KERNELS, sizes=("small", "medium"),
                       sm_counts=(132,), seed: int = 0, failed_rows: bool = True) -> Dataset:
-    """The synthetic dataset; each kernel gets one failed row when ``failed_rows``."""
+    """The synthetic dataset (with sampled runs); each kernel gets one failed row when
+    ``failed_rows``."""
     rng = np.random.default_rng(seed)
     rows = []
     for name in kernels:
@@ -79,4 +101,6 @@ def synthetic_dataset(kernels=CORPUS_KERNELS + FAKE_KERNELS, sizes=("small", "me
                        time_min_s=np.nan, time_iqr_s=np.nan, config="bx=9999")
             part.append(bad)
         rows.extend(part)
-    return Dataset(times=pd.DataFrame(rows), name="synthetic")
+    times = pd.DataFrame(rows)
+    samples = pd.DataFrame(_sample_rows(times, rng))
+    return Dataset(times=times, samples=samples, name="synthetic")

@@ -1,0 +1,215 @@
+"""Sampling predictors: time a few waves of the first blocks, extrapolate to the grid.
+
+``seed-linear`` is the sampling seed's linear model (its section 5.1) exactly: two
+samples of the first 2·Psat·N_SM and 3·Psat·N_SM blocks and a line through them,
+
+    t(N) = t1 + (t2 - t1) / (P2 - P1) · (N - P1).
+
+``sampling`` is kerncast's own sampler for GPUs with many SMs, where two or three waves
+last a few microseconds, close to the launch floor, and a warm L2 flatters the
+samples (docs/DESIGN.md, facts measured on the H100). It takes cold-L2 samples,
+drops those still in the launch-overhead regime, adds points in order of the work
+they cover while the sampling stays within a budget (a fraction of the predicted
+full time), fits a line over every point it keeps with the fit's uncertainty, models
+the tail wave, and flags kernels whose waves are too uneven to trust.
+
+Both read the ``samples`` table of a dataset (one row per sampled launch: ``k``,
+``psat``, ``blocks_launched``, ``grid_fraction``, ``l2_state``, timing statistics) and
+the target rows' ``blocks``. A launch whose whole grid fits in a sample is predicted
+by that direct measurement, and the explanation says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from kerncast.data import Dataset
+from kerncast.models._base import Prediction, Predictor
+from kerncast.models.registry import register
+
+__all__ = ["SampleFit", "Sampling", "SeedLinear", "fit_samples", "sample_groups"]
+
+JOIN = ["kernel", "language", "size", "config", "device", "sm_count"]
+
+
+def sample_groups(dataset: Dataset, l2_state: str) -> dict[tuple, pd.DataFrame]:
+    """Successful samples of each launch key, ordered by blocks launched."""
+    s = dataset.samples
+    if s is None or not len(s):
+        return {}
+    s = s[(s["status"] == "ok") & (s["l2_state"] == l2_state)]
+    s = s[np.isfinite(s["time_median_s"]) & (s["time_median_s"] > 0)]
+    cols = [c for c in JOIN if c in s.columns]
+    return {key: grp.sort_values("blocks_launched").reset_index(drop=True)
+            for key, grp in s.groupby(cols, sort=False)}
+
+
+def _key(row: pd.Series, cols: list[str]) -> tuple:
+    return tuple(row[c] for c in cols)
+
+
+@dataclass(frozen=True)
+class SampleFit:
+    """A line through sampled (blocks, seconds) points, evaluated at the full grid."""
+
+    seconds: float
+    intercept: float
+    per_block: float
+    points: int
+    stderr: float
+    direct: bool
+    uneven: bool
+    sample_seconds: float
+
+
+def _direct(group: pd.DataFrame, blocks: int) -> SampleFit | None:
+    whole = group[group["blocks_launched"] >= blocks]
+    if not len(whole):
+        return None
+    t = float(whole["time_median_s"].iloc[0])
+    return SampleFit(t, t, 0.0, 1, 0.0, True, False, t)
+
+
+def fit_samples(x: np.ndarray, t: np.ndarray, blocks: float, psat: int, n_sm: int,
+                tail: bool = True) -> SampleFit:
+    """Least-squares line t = a + b·x through the points, evaluated at ``blocks``.
+
+    With ``tail``, a partial last wave is charged by the blocks its busiest SM holds:
+    ``ceil(rest / n_sm)`` of the ``psat`` a full wave puts on each SM.
+    """
+    x, t = np.asarray(x, float), np.asarray(t, float)
+    design = np.column_stack([np.ones_like(x), x])
+    coef, *_ = np.linalg.lstsq(design, t, rcond=None)
+    a, b = float(coef[0]), float(coef[1])
+    effective = float(blocks)
+    wave = psat * n_sm
+    if tail and wave > 0:
+        full_waves, rest = divmod(int(blocks), int(wave))
+        if rest:
+            effective = full_waves * wave + -(-rest // n_sm) * n_sm
+    resid = t - design @ coef
+    sigma = float(np.sqrt(resid @ resid / (len(x) - 2))) if len(x) > 2 else 0.0
+    spread = float(np.sqrt(np.sum((x - x.mean()) ** 2))) or 1.0
+    stderr = sigma * float(np.sqrt(1 / len(x) + (effective - x.mean()) ** 2 / spread**2))
+    uneven = len(x) > 2 and sigma > 0.05 * float(np.mean(t))
+    return SampleFit(a + b * effective, a, b, len(x), stderr, False, bool(uneven), float(t.sum()))
+
+
+class _SamplingBase(Predictor):
+    needs = frozenset({"sampled_runs", "spec"})
+    columns = ("kernel", "language", "size", "config", "device", "sm_count", "blocks")
+
+    def _fits(self, dataset: Dataset) -> list[SampleFit | None]:
+        groups = sample_groups(dataset, self._l2_state())
+        cols = [c for c in JOIN if c in dataset.times.columns]
+        out = []
+        for _, row in dataset.times.iterrows():
+            group = groups.get(_key(row, cols))
+            out.append(None if group is None else self._fit_one(group, int(row["blocks"])))
+        return out
+
+    def _predict(self, dataset: Dataset) -> np.ndarray:
+        return np.array([np.nan if f is None else f.seconds for f in self._fits(dataset)])
+
+    def explain(self, dataset: Dataset) -> list[Prediction]:
+        return [self._explain_one(f) for f in self._fits(dataset)]
+
+    def _explain_one(self, fit: SampleFit | None) -> Prediction:
+        if fit is None:
+            return Prediction(float("nan"), self.name, based_on={"error": "no sampled runs"})
+        based_on: dict[str, Any] = {
+            "points": fit.points, "per_block_s": fit.per_block, "intercept_s": fit.intercept,
+            "stderr_s": fit.stderr, "sample_seconds": fit.sample_seconds,
+            "method": "direct measurement: the grid fits in one sample" if fit.direct
+            else "linear extrapolation of sampled waves",
+        }
+        if fit.uneven:
+            based_on["warning"] = "waves differ by more than 5%: sampling may not be trusted"
+        return Prediction(fit.seconds, self.name, breakdown={"launch": max(fit.intercept, 0.0)},
+                          bottleneck="unknown", based_on=based_on)
+
+    def _l2_state(self) -> str:
+        raise NotImplementedError
+
+    def _fit_one(self, group: pd.DataFrame, blocks: int) -> SampleFit | None:
+        raise NotImplementedError
+
+
+@register
+class SeedLinear(_SamplingBase):
+    """The sampling seed's linear model (section 5.1), as published."""
+
+    name = "seed-linear"
+    description = ("The sampling seed's linear model: samples of the first 2·Psat·N_SM and "
+                   "3·Psat·N_SM blocks, a line through the two")
+    insight = "how the time grows with blocks; nothing about why"
+
+    def __init__(self, *, first_k: int = 2, second_k: int = 3, l2_state: str = "warm"):
+        self.first_k = first_k
+        self.second_k = second_k
+        self.l2_state = l2_state
+
+    def _l2_state(self) -> str:
+        return self.l2_state
+
+    def _fit_one(self, group: pd.DataFrame, blocks: int) -> SampleFit | None:
+        direct = _direct(group, blocks)
+        if direct is not None and int(group["blocks_launched"].iloc[0]) >= blocks:
+            return direct
+        picks = [group[group["k"] == k] for k in (self.first_k, self.second_k)]
+        if any(not len(p) for p in picks):
+            return direct
+        (b1, t1), (b2, t2) = [(float(p["blocks_launched"].iloc[0]), float(p["time_median_s"].iloc[0]))
+                              for p in picks]
+        if b2 <= b1:
+            return direct
+        slope = (t2 - t1) / (b2 - b1)
+        seconds = t1 + slope * (blocks - b1)
+        return SampleFit(seconds, t1 - slope * b1, slope, 2, 0.0, False, False, t1 + t2)
+
+
+@register
+class Sampling(_SamplingBase):
+    """kerncast's sampler: cold-L2 samples chosen by the work they cover, fitted together."""
+
+    name = "sampling"
+    description = ("Cold-L2 samples of whole waves beyond the launch-overhead regime, "
+                   "chosen within a time budget and fitted together, with the tail wave")
+    insight = "the time per wave, the fixed cost, the fit's uncertainty and whether waves are even"
+
+    def __init__(self, *, l2_state: str = "cold", min_seconds: float = 20e-6,
+                 budget: float = 0.05, max_points: int = 6, tail: bool = True):
+        self.l2_state = l2_state
+        self.min_seconds = min_seconds
+        self.budget = budget
+        self.max_points = max_points
+        self.tail = tail
+
+    def _l2_state(self) -> str:
+        return self.l2_state
+
+    def _fit_one(self, group: pd.DataFrame, blocks: int) -> SampleFit | None:
+        partial = group[group["blocks_launched"] < blocks]
+        if len(partial) < 2:
+            return _direct(group, blocks) or (self._line(partial, blocks) if len(partial) else None)
+        long_enough = partial[partial["time_median_s"] >= self.min_seconds]
+        chosen = long_enough if len(long_enough) >= 2 else partial.tail(2)
+        return self._within_budget(chosen, blocks)
+
+    def _within_budget(self, points: pd.DataFrame, blocks: int) -> SampleFit:
+        fit = self._line(points.head(2), blocks)
+        for n in range(3, min(len(points), self.max_points) + 1):
+            spent = float(points["time_median_s"].head(n).sum())
+            if spent > self.budget * max(fit.seconds, 1e-9):
+                break
+            fit = self._line(points.head(n), blocks)
+        return fit
+
+    def _line(self, points: pd.DataFrame, blocks: int) -> SampleFit:
+        return fit_samples(points["blocks_launched"].to_numpy(), points["time_median_s"].to_numpy(),
+                           blocks, int(points["psat"].iloc[0]), int(points["sm_count"].iloc[0]),
+                           tail=self.tail)

@@ -1,0 +1,86 @@
+"""The sampling predictors on hand-made samples."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from kerncast.data import Dataset
+from kerncast.models import Sampling, SeedLinear
+from kerncast.models._sampling import fit_samples
+
+KEY = {"kernel": "k", "language": "cuda", "size": "large", "config": "bx=256",
+       "device": "h100-sxm", "sm_count": 132}
+
+
+def _dataset(samples: list[tuple[int, int, float, str]], blocks: int) -> Dataset:
+    times = pd.DataFrame([{**KEY, "blocks": blocks, "status": "ok"}])
+    rows = [{**KEY, "k": k, "psat": 4, "blocks_launched": b, "grid_fraction": b / blocks,
+             "l2_state": l2, "status": "ok", "time_median_s": t} for k, b, t, l2 in samples]
+    return Dataset(times=times, samples=pd.DataFrame(rows))
+
+
+def test_seed_linear_is_the_published_formula():
+    wave = 4 * 132
+    data = _dataset([(2, 2 * wave, 10e-6, "warm"), (3, 3 * wave, 14e-6, "warm"),
+                     (2, 2 * wave, 99e-6, "cold")], blocks=100 * wave)
+    t1, t2, p1, p2, n = 10e-6, 14e-6, 2 * wave, 3 * wave, 100 * wave
+    expected = t1 + (t2 - t1) / (p2 - p1) * (n - p1)
+    assert SeedLinear().fit(data).predict(data)[0] == pytest.approx(expected)
+
+
+def test_seed_linear_first_point_can_move():
+    wave = 4 * 132
+    data = _dataset([(k, k * wave, 2e-6 + k * 1e-6, "warm") for k in (1, 2, 3, 4, 5)],
+                    blocks=50 * wave)
+    got = SeedLinear(first_k=1, second_k=2).fit(data).predict(data)[0]
+    assert got == pytest.approx(2e-6 + 50e-6)
+
+
+def test_small_grid_is_predicted_by_direct_measurement():
+    data = _dataset([(1, 300, 7e-6, "cold"), (1, 300, 6e-6, "warm")], blocks=300)
+    for model in (SeedLinear(), Sampling()):
+        model.fit(data)
+        assert model.predict(data)[0] in (6e-6, 7e-6)
+        assert model.explain(data)[0].based_on["method"].startswith("direct measurement")
+
+
+def test_sampling_uses_cold_points_beyond_the_launch_regime():
+    wave = 4 * 132
+    # a launch floor of 4 µs and 10 µs per wave; the k=1 point sits at the floor
+    pts = [(k, k * wave, 4e-6 + 10e-6 * k, "cold") for k in (1, 2, 3, 4, 5, 10, 20)]
+    pts.append((1, wave, 1e-6, "warm"))
+    data = _dataset(pts, blocks=1000 * wave)
+    model = Sampling(budget=1.0).fit(data)
+    assert model.predict(data)[0] == pytest.approx(4e-6 + 10e-6 * 1000, rel=1e-6)
+    info = model.explain(data)[0].based_on
+    assert info["points"] >= 3 and "warning" not in info
+
+
+def test_sampling_budget_limits_points():
+    wave = 4 * 132
+    pts = [(k, k * wave, 4e-6 + 10e-6 * k, "cold") for k in (2, 3, 4, 5, 10, 20)]
+    data = _dataset(pts, blocks=100 * wave)  # full time ~1 ms; k=20 alone is 204 µs
+    info = Sampling(budget=0.05).fit(data).explain(data)[0].based_on
+    assert info["sample_seconds"] <= 0.05 * 1.01e-3 + 60e-6
+
+
+def test_uneven_waves_are_flagged():
+    wave = 4 * 132
+    pts = [(k, k * wave, t, "cold") for k, t in ((2, 30e-6), (3, 60e-6), (4, 45e-6), (5, 90e-6))]
+    data = _dataset(pts, blocks=100 * wave)
+    assert "warning" in Sampling(budget=1.0, min_seconds=0).fit(data).explain(data)[0].based_on
+
+
+def test_tail_wave_is_charged_by_the_busiest_sm():
+    x = np.array([264.0, 528.0])
+    t = np.array([2e-6, 4e-6])  # 1 µs per 132 blocks, no fixed cost
+    full = fit_samples(x, t, blocks=264 * 3 + 10, psat=2, n_sm=132, tail=True)
+    plain = fit_samples(x, t, blocks=264 * 3 + 10, psat=2, n_sm=132, tail=False)
+    assert full.seconds == pytest.approx((264 * 3 + 132) / 132 * 1e-6)
+    assert plain.seconds < full.seconds
+
+
+def test_no_samples_gives_nan():
+    data = _dataset([], blocks=1000)
+    data.samples = pd.DataFrame(columns=["kernel", "l2_state", "status", "time_median_s"])
+    assert np.isnan(Sampling().fit(data).predict(data)[0])
