@@ -98,7 +98,8 @@ def run_counters(campaign, items: list[Item], prep_dir: str | None) -> None:
     while queue and not campaign._past_stop():
         batch_items = queue.pop(0)
         job: dict[str, Any] = {
-            "backend": "cupy", "device": campaign.device_arg, "seed": campaign.seed,
+            "backend": campaign.backend if ":" in campaign.backend else "cupy",
+            "device": campaign.device_arg, "seed": campaign.seed,
             "corpus_root": str(campaign.corpus_root) if campaign.corpus_root else None,
             "prep_dir": prep_dir,
             "items": [{"kernel": i.kernel, "size": i.size, "tunables": dict(i.tunables)}

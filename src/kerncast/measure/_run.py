@@ -33,7 +33,7 @@ from kerncast.measure._provenance import NullMonitor, row_provenance, static_pro
 from kerncast.measure._timing import TimingPolicy, time_repeatedly
 
 __all__ = ["TooLarge", "check_launchable", "failure_row", "launch_columns", "measure_config", "output_problems",
-           "plan_input_sets"]
+           "plan_input_sets", "buffer_bytes"]
 
 GiB = float(1 << 30)
 MEMORY_MARGIN = 0.9  # use at most this fraction of the free device memory
@@ -92,27 +92,34 @@ def output_problems(kernel: CorpusKernel, got: dict, want: dict) -> list[str]:
     return problems + compare_outputs(kernel, got, want)
 
 
-def plan_input_sets(backend: Backend, prepared: Prepared, kernel: CorpusKernel,
-                    policy: TimingPolicy, size: str = "", rotate: bool = True) -> int:
+def buffer_bytes(kernel: CorpusKernel, config: LaunchConfig) -> dict[str, tuple[int, str]]:
+    """Bytes and intent of every buffer of a launch, from the spec (nothing generated)."""
+    return {a.name: (kernel.buffer_elements(a, config) * np.dtype(a.dtype).itemsize, a.intent)
+            for a in kernel.spec.args if a.kind == "buffer"}
+
+
+def plan_input_sets(backend: Backend, kernel: CorpusKernel, config: LaunchConfig,
+                    policy: TimingPolicy, rotate: bool = True) -> int:
     """How many copies of the buffers to cycle; raise :class:`TooLarge` if one does not fit."""
-    one = prepared.buffer_bytes()
-    inout = sum(prepared.args[a.name].nbytes for a in kernel.spec.args
-                if a.kind == "buffer" and a.intent == "inout")
+    sizes = buffer_bytes(kernel, config)
+    one = sum(b for b, _ in sizes.values())
+    inout = sum(b for b, intent in sizes.values() if intent == "inout")
     flush = 2 * backend.l2_bytes if backend.kind == "gpu" else 0
     free, total = backend.memory_info()
     budget = MEMORY_MARGIN * free - inout - flush
+    where = f"{kernel.name} at size {config.size!r}"
     if one > budget:
         extra = " and its L2 flush buffer" if flush else ""
         raise TooLarge(
-            f"{kernel.name} at size {size!r} needs {one / GiB:.2f} GiB of device "
-            f"memory for its buffers (+{(inout + flush) / GiB:.2f} GiB for pristine inout "
-            f"copies{extra}), but {free / GiB:.2f} GiB of {total / GiB:.1f} GiB are free on "
-            f"{backend.device_key}; measure a smaller size")
+            f"{where} needs {one / GiB:.2f} GiB of device memory for its buffers "
+            f"(+{(inout + flush) / GiB:.2f} GiB for pristine inout copies{extra}), but "
+            f"{free / GiB:.2f} GiB of {total / GiB:.1f} GiB are free on {backend.device_key}; "
+            "measure a smaller size")
     limit = getattr(backend, "max_buffer_bytes", None)
-    largest = max((v.nbytes for v in prepared.args.values() if isinstance(v, np.ndarray)), default=0)
+    largest = max((b for b, _ in sizes.values()), default=0)
     if limit and largest > limit:
-        raise TooLarge(f"{kernel.name} at size {size!r} has a buffer of {largest / GiB:.2f} GiB, "
-                       f"but {backend.device_key} allocates at most {limit / GiB:.2f} GiB in one "
+        raise TooLarge(f"{where} has a buffer of {largest / GiB:.2f} GiB, but "
+                       f"{backend.device_key} allocates at most {limit / GiB:.2f} GiB in one "
                        "buffer; measure a smaller size")
     if not (rotate and policy.rotate_inputs and backend.l2_bytes) or one > 2 * backend.l2_bytes:
         return 1
@@ -209,12 +216,12 @@ def measure_config(backend: Backend, kernel: CorpusKernel, config: LaunchConfig,
     problem = check_launchable(backend, config, compiled)
     if problem:
         return done("invalid_config", problem)
-    prepared = prepared or load_prepared(kernel, config, seed, prep_dir)
     try:
-        sets = plan_input_sets(backend, prepared, kernel, policy, config.size)
+        sets = plan_input_sets(backend, kernel, config, policy)
     except TooLarge as exc:
         return done("too_large", str(exc))
     row["input_sets"] = sets
+    prepared = prepared or load_prepared(kernel, config, seed, prep_dir)
     try:
         stats, outputs = _time(backend, compiled, config, kernel, prepared, sets, policy)
     except DeviceMemoryError as exc:

@@ -55,16 +55,16 @@ class LaunchSession:
         problem = check_launchable(self.backend, self.config, self.compiled)
         if problem:
             raise Failure("invalid_config", problem)
+        try:
+            plan_input_sets(self.backend, self.kernel, self.config, TimingPolicy(), rotate=False)
+        except TooLarge as exc:
+            raise Failure("too_large", str(exc)) from None
         prepared = self._prepared or load_prepared(self.kernel, self.config, self._seed,
                                                    self._prep_dir)
         self.prepared = prepared
         try:
-            plan_input_sets(self.backend, prepared, self.kernel, TimingPolicy(), self.config.size,
-                            rotate=False)
             self.pristine = self.backend.upload({n: prepared.args[n] for n in self.inout})
             self.dev = self.backend.upload(prepared.args)
-        except TooLarge as exc:
-            raise Failure("too_large", str(exc)) from None
         except DeviceMemoryError as exc:
             self.close()
             raise Failure("out_of_memory", str(exc)) from None

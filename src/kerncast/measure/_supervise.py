@@ -23,7 +23,9 @@ from pathlib import Path
 
 from kerncast._errors import ToolchainError
 
-__all__ = ["WorkerOutcome", "run_worker"]
+__all__ = ["STARTUP_TIMEOUT", "WorkerOutcome", "run_worker"]
+
+STARTUP_TIMEOUT = 120.0  # seconds a new child may take before its first item starts
 
 
 @dataclass
@@ -130,13 +132,16 @@ def run_worker(job: dict, on_rows: Callable[[int, list], None], item_timeout: fl
                     out.killed_at_deadline, out.in_flight = True, state["current"]
                     _kill(proc)
                     break
-                if now - state["since"] > item_timeout:
+                # an item's clock starts at KC:START; starting the child gets more time
+                limit = item_timeout if state["current"] is not None else \
+                    max(item_timeout, STARTUP_TIMEOUT)
+                if now - state["since"] > limit:
                     out.in_flight = state["current"]
                     out.failed[-1 if out.in_flight is None else out.in_flight] = (
-                        "timeout", f"no result within {item_timeout:g} s; the process was killed")
+                        "timeout", f"no result within {limit:g} s; the process was killed")
                     _kill(proc)
                     break
-                wait = min(1.0, max(0.01, item_timeout - (now - state["since"])))
+                wait = min(1.0, max(0.01, limit - (now - state["since"])))
                 lines = reader.lines(wait)
                 if lines is None:
                     proc.wait()
