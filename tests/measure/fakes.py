@@ -39,7 +39,8 @@ class FakeBackend(Backend):
         self.language = language or os.environ.get("KC_FAKE_LANGUAGE", "cuda")
         self.times = list(times) if times else None
         self.sleep = float(os.environ.get("KC_FAKE_SLEEP", "0"))
-        self.memory = memory
+        limit = os.environ.get("KC_FAKE_MEMORY")
+        self.memory = (int(limit), int(limit)) if limit else memory
         self.events: list[str] = []
         self.launches = 0
 

@@ -1,7 +1,7 @@
 """The measurement schema: every table's columns, their types, meaning and provenance.
 
 This module is the single source of truth for the columns of a kerncast dataset;
-``data/SCHEMA.md`` is generated from it (``python -m kerncast.data.schema > data/SCHEMA.md``)
+``data/SCHEMA.md`` is generated from it (``python tools/write_schema.py``)
 and a test keeps the two in sync. :func:`validate` checks a table read from a file
 and :func:`conform` casts freshly measured rows before they are written.
 
@@ -13,7 +13,6 @@ float64); :func:`validate` accepts that when every value is integral.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 
 from kerncast._errors import InputError
@@ -309,8 +308,8 @@ def render_markdown() -> str:
     out = [
         "# kerncast datasets: the schema",
         "",
-        "Generated from `kerncast.data.schema` by `python -m kerncast.data.schema > "
-        "data/SCHEMA.md`; a test keeps this file in sync. Do not edit by hand.",
+        "Generated from `kerncast.data.schema` by `python tools/write_schema.py`; a test keeps "
+        "this file in sync. Do not edit by hand.",
         "",
         "A dataset is a directory of Parquet tables (`times`, `samples`, `counters`, `energy`,",
         "`cpu`). A campaign writes immutable part files `parts/<table>/*.parquet` (written to a",
@@ -346,6 +345,3 @@ def render_markdown() -> str:
     out += [f"| `{m.name}` | {m.group} | {m.meaning} | {m.seed} |" for m in METRICS]
     return "\n".join(out) + "\n"
 
-
-if __name__ == "__main__":
-    sys.stdout.write(render_markdown())

@@ -84,6 +84,10 @@ def measure(kernel: str | CorpusKernel, *, size: str = "small",
     """
     kernel = get_kernel(kernel) if isinstance(kernel, str) else kernel
     config = kernel.launch(size, tunables)
+    if device is not None and backend != "pocl" and not str(device).startswith("cpu:"):
+        from kerncast.devices import get_device  # noqa: PLC0415
+
+        get_device(device)  # an unknown name fails here, before any GPU library loads
     if isinstance(backend, Backend):
         engine = backend
     else:

@@ -45,10 +45,11 @@ class Sharing:
     reference: bool
 
 
-def prepare(kernel: CorpusKernel, config: LaunchConfig, seed: int = 0) -> Prepared:
-    """Generate the arguments and compute the reference for one launch, inline."""
+def prepare(kernel: CorpusKernel, config: LaunchConfig, seed: int = 0,
+            reference: bool = True) -> Prepared:
+    """Generate the arguments (and compute the reference) for one launch, inline."""
     args = make_args(kernel, config, seed)
-    return Prepared(args, expected_outputs(kernel, args, config))
+    return Prepared(args, expected_outputs(kernel, args, config) if reference else {})
 
 
 def _input_names(kernel: CorpusKernel) -> list[str]:
@@ -135,18 +136,23 @@ def _load_dir(directory: Path) -> dict[str, np.ndarray]:
 
 
 def load_prepared(kernel: CorpusKernel, config: LaunchConfig, seed: int = 0,
-                  root: str | Path | None = None) -> Prepared:
-    """The prepared arguments of one launch: from ``root`` if prepared there, else inline."""
+                  root: str | Path | None = None, reference: bool = True) -> Prepared:
+    """The prepared arguments of one launch: from ``root`` if prepared there, else inline.
+
+    With ``reference=False`` (sampled runs, energy loops, profiling) no reference is
+    computed and ``want`` is empty.
+    """
     unit = _unit_dir(Path(root), kernel, config.size) if root else None
     manifest_path = unit / "manifest.json" if unit else None
     if manifest_path is None or not manifest_path.exists():
-        return prepare(kernel, config, seed)
+        return prepare(kernel, config, seed, reference)
     manifest = json.loads(manifest_path.read_text())
     if manifest["seed"] != seed or config.label() not in manifest["configs"]:
-        return prepare(kernel, config, seed)
+        return prepare(kernel, config, seed, reference)
     tag = _tag(config)
     inputs = _load_dir(unit / ("inputs" if manifest["inputs_shared"] else f"inputs-{tag}"))
-    want = _load_dir(unit / ("expected" if manifest["reference_shared"] else f"expected-{tag}"))
+    want = _load_dir(unit / ("expected" if manifest["reference_shared"] else f"expected-{tag}")) \
+        if reference else {}
     args: dict[str, object] = {}
     for arg in kernel.spec.args:
         if arg.kind == "scalar":

@@ -60,7 +60,7 @@ class LaunchSession:
         except TooLarge as exc:
             raise Failure("too_large", str(exc)) from None
         prepared = self._prepared or load_prepared(self.kernel, self.config, self._seed,
-                                                   self._prep_dir)
+                                                   self._prep_dir, reference=False)
         self.prepared = prepared
         try:
             self.pristine = self.backend.upload({n: prepared.args[n] for n in self.inout})
