@@ -157,6 +157,7 @@ def fake_driver(log, total_sms=132, granularity=8):
     cu.cuDeviceGetName = record("cuDeviceGetName", b"NVIDIA H100 80GB HBM3\0\0")
     cu.cuDeviceGetAttribute = attribute
     cu.cuDevicePrimaryCtxRetain = record("cuDevicePrimaryCtxRetain", "primary")
+    cu.cuCtxGetCurrent = record("cuCtxGetCurrent", None)
     cu.cuDeviceGetDevResource = lambda dev, kind: (log.append(("cuDeviceGetDevResource", kind))
                                                    or (ok, resource(total_sms)))
     cu.cuDevSmResourceSplitByCount = split

@@ -77,3 +77,21 @@ def test_missing_nvml_names_the_package(monkeypatch):
     monkeypatch.setitem(sys.modules, "pynvml", None)
     with pytest.raises(ToolchainError, match="install nvidia-ml-py"):
         Nvml()
+
+
+def test_energy_row_from_a_backend_loop(pynvml, monkeypatch):
+    from kerncast.corpus import get_kernel
+    from kerncast.measure._energy import measure_energy
+
+    from .fakes import FakeBackend
+
+    pynvml.nvmlDeviceGetTotalEnergyConsumption = lambda h, _c=iter(range(0, 10**9, 50_000)): next(_c)
+    kernel = get_kernel("matmul_naive")
+    backend = FakeBackend(times=[1e-3], behaviours={"matmul_naive": "unwritten"})
+    nvml = Nvml()
+    row = measure_energy(backend, kernel, kernel.launch("small"),
+                         NvmlEnergyObserver(nvml, min_duration_s=0.0), monitor=nvml)
+    assert row["status"] == "ok" and row["launches"] > 0
+    assert row["energy_j"] == pytest.approx(50.0) and row["sm_clock_mhz_before"] == 1980.0
+    assert row["energy_per_launch_j"] == pytest.approx(50.0 / row["launches"])
+    assert "repetitions" not in row

@@ -131,11 +131,12 @@ class Backend(ABC):
         """Enqueue work that evicts the inputs from the last-level cache."""
 
     def launch_many(self, compiled: Compiled, config: LaunchConfig, dev_args: dict[str, Any],
-                    count: int) -> None:
-        """Enqueue ``count`` launches back to back and wait for them (energy loops)."""
+                    count: int) -> int:
+        """Enqueue ``count`` launches back to back, wait for them; return the launches made."""
         for _ in range(count):
             self.launch(compiled, config, dev_args)
         self.synchronize()
+        return count
 
     def describe(self) -> dict[str, Any]:
         """Provenance: device_name, driver_version, runtime_version, backend, tool_versions."""

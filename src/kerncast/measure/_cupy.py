@@ -96,7 +96,10 @@ class CupyBackend(Backend):
         self.sm_count = int(props["multiProcessorCount"])
         self.l2_bytes = int(props["l2CacheSize"])
         self.arch = f"sm_{props['major']}{props['minor']}"
-        self.pci_bus_id = getattr(self._device, "pci_bus_id", None)
+        try:
+            self.pci_bus_id = self._device.pci_bus_id
+        except Exception:  # noqa: BLE001 (only used to find the GPU in NVML)
+            self.pci_bus_id = None
         self.stream = cp.cuda.Stream(non_blocking=True)
         self._start, self._stop = cp.cuda.Event(), cp.cuda.Event()
         self._modules: dict[tuple, Any] = {}
@@ -205,6 +208,16 @@ class CupyBackend(Backend):
         except Exception as exc:  # noqa: BLE001
             raise LaunchError(f"the kernel failed: {exc}") from None
 
+    def time_empty(self, spin: bool = True) -> float:
+        """Seconds of an empty kernel (the event-timing floor), with or without the spin."""
+        if spin:
+            self.spin()
+        self._start.record(self.stream)
+        self.helpers().get_function("kc_empty")((1, 1, 1), (1, 1, 1), (), stream=self.stream)
+        self._stop.record(self.stream)
+        self._stop.synchronize()
+        return self._cp.cuda.get_elapsed_time(self._start, self._stop) * 1e-3
+
     def flush_l2(self) -> None:
         cp = self._cp
         if self._flush_buffer is None:
@@ -214,31 +227,38 @@ class CupyBackend(Backend):
                                                 (self._flush_buffer, np.uint64(n)),
                                                 stream=self.stream)
 
-    def launch_many(self, compiled: Compiled, config: LaunchConfig, dev_args: dict[str, Any],
-                    count: int) -> int:
-        """Launch ``count`` times (through a captured CUDA graph where possible)."""
+    def _launch_graph(self, compiled: Compiled, config: LaunchConfig, dev_args: dict[str, Any],
+                      count: int) -> int:
         batch = min(count, 500)
-        graph = None
+        self.stream.begin_capture()
         try:
-            self.stream.begin_capture()
-        except Exception:  # noqa: BLE001 (no graph support: plain launches)
-            pass
-        else:
-            try:
-                for _ in range(batch):
-                    self.launch(compiled, config, dev_args)
-            finally:
-                graph = self.stream.end_capture()
-        if graph is None:
-            for _ in range(count):
+            for _ in range(batch):
                 self.launch(compiled, config, dev_args)
-            self.synchronize()
-            return count
+        finally:
+            graph = self.stream.end_capture()
         loops = math.ceil(count / batch)
         for _ in range(loops):
             graph.launch(self.stream)
         self.synchronize()
         return loops * batch
+
+    def launch_many(self, compiled: Compiled, config: LaunchConfig, dev_args: dict[str, Any],
+                    count: int) -> int:
+        """Launch ``count`` times (replaying a captured CUDA graph where CuPy can)."""
+        try:
+            return self._launch_graph(compiled, config, dev_args, count)
+        except LaunchError:
+            raise
+        except Exception:  # noqa: BLE001 (no graph support: plain launches)
+            try:
+                if self.stream.is_capturing():
+                    self.stream.end_capture()
+            except Exception:  # noqa: BLE001
+                pass
+        for _ in range(count):
+            self.launch(compiled, config, dev_args)
+        self.synchronize()
+        return count
 
     def describe(self) -> dict[str, Any]:
         from kerncast.measure._nvml import try_nvml  # noqa: PLC0415

@@ -176,6 +176,7 @@ class DriverBackend(Backend):
         major = call("cuDeviceGetAttribute", attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, self._dev)
         minor = call("cuDeviceGetAttribute", attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, self._dev)
         self.arch = f"sm_{major}{minor}"
+        self._previous = call("cuCtxGetCurrent")  # put back by close()
         self._primary = call("cuDevicePrimaryCtxRetain", self._dev)
         self.green: GreenContext | None = None
         if green:
@@ -401,6 +402,8 @@ class DriverBackend(Backend):
                 self._call("cuMemFree", self._flush.ptr)
             if self.green is not None:
                 self.green.destroy(self._call)
+            if self._previous is not None and int(self._previous or 0):
+                self._call("cuCtxSetCurrent", self._previous)
             self._call("cuDevicePrimaryCtxRelease", self._dev)
-        except DriverError:
+        except (DriverError, TypeError, ValueError):
             pass

@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+from functools import lru_cache
 from pathlib import Path
 
 from kerncast._errors import ToolchainError
@@ -28,13 +29,15 @@ def _cache_dir() -> Path:
     return path
 
 
+@lru_cache(maxsize=1)
 def nvrtc_version() -> str:
     """NVRTC's version as "major.minor", or "" when cuda.bindings is missing."""
     try:
         from cuda.bindings import nvrtc  # noqa: PLC0415
-    except ImportError:
+
+        _, major, minor = nvrtc.nvrtcVersion()
+    except Exception:  # noqa: BLE001 (no bindings, or no libnvrtc to load: nvcc instead)
         return ""
-    _, major, minor = nvrtc.nvrtcVersion()
     return f"{major}.{minor}"
 
 

@@ -101,8 +101,13 @@ class _Runner:
 
             return [("cpu", measure_c(kernel, config, seed=common["seed"],
                                       timeout=self.job.get("item_timeout", 600)))]
-        backend = self.sweep_backend(item["sm_count"]) if experiment == "sm-sweep" \
-            else self.main_backend()
+        if experiment == "sm-sweep":
+            backend = self.sweep_backend(item["sm_count"])
+        else:
+            if self._sweep is not None:  # back to the whole GPU: leave the green context
+                self._sweep[1].close()
+                self._sweep = None
+            backend = self.main_backend()
         monitor = self.monitor(backend)
         if experiment in ("times", "sm-sweep"):
             row = backend.measure(kernel, config, policy=self.policy, monitor=monitor,
