@@ -12,11 +12,10 @@ FAULTY = Path(__file__).with_name("corpus")
 
 
 @pytest.fixture
-def child_env(monkeypatch, tmp_path):
+def child_env(monkeypatch):
     """Child processes import kerncast from src/ and the fakes from tests/."""
     paths = [str(ROOT / "src"), str(ROOT), os.environ.get("PYTHONPATH", "")]
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in paths if p))
-    monkeypatch.setenv("KERNCAST_CACHE", str(tmp_path / "cache"))
     return monkeypatch
 
 

@@ -56,10 +56,10 @@ def fake_cupy(log, name=b"NVIDIA H100 80GB HBM3", devices=1, elapsed_ms=0.0042,
         pass
 
     class RawModule:
-        def __init__(self, code=None, options=()):
-            self.options = options
+        def __init__(self, code=None, options=(), path=None):
+            self.options, self.path = options, path
             cp.modules.append(self)
-            log.append(f"module {' '.join(options)}")
+            log.append(f"module {' '.join(options)}" if path is None else f"module {path}")
 
         def get_function(self, fname):
             if compile_error and compile_error in " ".join(self.options):

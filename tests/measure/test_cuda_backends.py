@@ -22,8 +22,13 @@ def log():
     return []
 
 
-def _cupy(monkeypatch, log, **kw):
+def _no_cubin(source, options, arch, name):
+    raise ToolchainError("no NVRTC here")
+
+
+def _cupy(monkeypatch, log, cubin=_no_cubin, **kw):
     monkeypatch.setitem(sys.modules, "cupy", fake_cupy(log, **kw))
+    monkeypatch.setattr("kerncast.measure._nvrtc.cubin_file", cubin)
     from kerncast.measure._cupy import CupyBackend
 
     return CupyBackend
@@ -63,6 +68,20 @@ def test_modules_are_compiled_once_per_define_set(monkeypatch, log):
     modules = [e for e in log if e.startswith("module")]
     assert modules == ["module -std=c++17 -DPAD=0 -DTILE=16", "module -std=c++17 -DPAD=0 -DTILE=32"]
     assert first.resources.registers == 40 and first.resources.static_shared == 2048
+
+
+def test_cupy_loads_the_shared_nvrtc_cubin(monkeypatch, log, tmp_path):
+    calls = []
+
+    def cubin(source, options, arch, name):
+        calls.append((options, arch, name))
+        return tmp_path / "k.cubin"
+
+    backend = _cupy(monkeypatch, log, cubin=cubin)(device="h100")
+    kernel = get_kernel("matmul_tiled")
+    backend.compile(kernel, kernel.launch("small", {"tile": 32}))
+    assert calls == [(("-std=c++17", "-DPAD=0", "-DTILE=32"), "sm_90", "matmul.cu")]
+    assert log[-1] == f"module {tmp_path / 'k.cubin'}"
 
 
 def test_compile_errors_become_compile_error(monkeypatch, log):

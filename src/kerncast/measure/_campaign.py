@@ -77,11 +77,23 @@ class CampaignResult:
 
 
 def _prep_task(kernel: str, size: str, tunables: list[dict], root: str, seed: int,
-               corpus_root: str | None) -> str:
+               corpus_root: str | None, arch: str | None) -> str:
+    """Prepare a unit's inputs and references and, for CUDA, compile its cubins ahead."""
     from kerncast.measure._prep import prepare_unit  # noqa: PLC0415
 
     k = get_kernel(kernel, Path(corpus_root) if corpus_root else None)
-    return str(prepare_unit(k, size, [k.launch(size, t) for t in tunables], root, seed))
+    configs = [k.launch(size, t) for t in tunables]
+    if arch and "cuda" in k.languages:
+        from kerncast.measure._cuda_common import nvrtc_options  # noqa: PLC0415
+        from kerncast.measure._nvrtc import cubin_file  # noqa: PLC0415
+
+        source = k.source_path("cuda")
+        for options in {nvrtc_options(c) for c in configs}:
+            try:
+                cubin_file(source.read_text(), options, arch, source.name)
+            except Exception:  # noqa: BLE001 (the measuring worker reports compile errors)
+                pass
+    return str(prepare_unit(k, size, configs, root, seed))
 
 
 class Campaign:
@@ -287,7 +299,15 @@ class Campaign:
             return None
         return pool.submit(_prep_task, unit.kernel.name, unit.size,
                            [c.tunables for c in configs], str(root), self.seed,
-                           str(self.corpus_root) if self.corpus_root else None)
+                           str(self.corpus_root) if self.corpus_root else None, self._arch())
+
+    def _arch(self) -> str | None:
+        """The GPU's compile target, for compiling ahead (CUDA backends only)."""
+        if self.backend not in ("cupy", "driver"):
+            return None
+        from kerncast.devices import get_device  # noqa: PLC0415
+
+        return get_device(self.device_key).ptx_target
 
     def _run_units(self, units: list[Unit], pool, prep_root: Path) -> None:
         futures: dict[int, Future | None] = {}

@@ -1,8 +1,11 @@
 """CUDA backend through CuPy: NVRTC compiles, device buffers, CUDA-event timing.
 
-Kernels are compiled with ``cupy.RawModule(code=source, options=("-std=c++17",
-"-DNAME=VALUE", ...))`` (NVRTC; one module per source and define set), and the
-function's attributes give its registers, static shared memory and local memory.
+Kernels are compiled by NVRTC with ``("-std=c++17", "-DNAME=VALUE", ...)`` into a
+cubin shared with the driver-API backend (:mod:`kerncast.measure._nvrtc`, cached on
+disk, loaded with ``cupy.RawModule(path=...)``); without cuda.bindings or nvcc,
+``cupy.RawModule(code=source, options=...)`` compiles instead. One module per source
+and define set; the function's attributes give its registers, static shared memory
+and local memory.
 Launches go on a non-blocking stream. One timed launch is::
 
     [before: restore inout buffers / flush L2]  kc_spin (~50 µs)  start  KERNEL  stop
@@ -115,11 +118,11 @@ class CupyBackend(Backend):
         options = nvrtc_options(config)
         key = (str(path), options)
         try:
-            module = self._modules.get(key)
-            if module is None:
-                module = self._cp.RawModule(code=path.read_text(), options=options)
-            func = module.get_function(kernel.entry)  # NVRTC runs here, on first use
+            module = self._modules.get(key) or self._module(path, options)
+            func = module.get_function(kernel.entry)  # CuPy compiles here (code=) or loads
             self._modules[key] = module
+        except CompileError:
+            raise
         except Exception as exc:  # noqa: BLE001 (CompileException, NVRTCError, CUDADriverError)
             raise CompileError(f"NVRTC build of {path.name} with {' '.join(options)} failed: "
                                f"{exc}") from None
@@ -129,6 +132,17 @@ class CupyBackend(Backend):
             local_bytes=_attribute(func, "local_size_bytes"),
             max_threads_per_block=_attribute(func, "max_threads_per_block"))
         return Compiled(kernel, dict(config.defines), func, resources)
+
+    def _module(self, path, options: tuple[str, ...]):
+        """The kernel's module: the shared NVRTC cubin, or CuPy's own NVRTC run without one."""
+        from kerncast._errors import ToolchainError  # noqa: PLC0415
+        from kerncast.measure._nvrtc import cubin_file  # noqa: PLC0415
+
+        try:
+            cubin = cubin_file(path.read_text(), options, self.arch, path.name)
+        except ToolchainError:
+            return self._cp.RawModule(code=path.read_text(), options=options)
+        return self._cp.RawModule(path=str(cubin))
 
     def helpers(self):
         """The module with ``kc_spin``, ``kc_flush`` and ``kc_empty``."""

@@ -1,9 +1,11 @@
-"""CUDA C++ to a cubin for the driver-API backend: NVRTC through cuda.bindings, else nvcc.
+"""CUDA C++ to a cubin: NVRTC through cuda.bindings, else nvcc.
 
-Compiled images are cached on disk (``$KERNCAST_CACHE/cubin``, by default
-``~/.cache/kerncast/cubin``) by a hash of the source, the options, the target and
-the compiler's version, so that campaign workers can compile ahead on the CPU and
-the measuring process only loads.
+Both CUDA backends load the same cubin (CuPy through ``RawModule(path=...)``, the
+driver-API backend through ``cuModuleLoadData``), so that a run on all SMs in a green
+context and a CuPy run execute the same binary. Images are cached on disk
+(``$KERNCAST_CACHE/cubin``, by default ``~/.cache/kerncast/cubin``) by a hash of the
+source, the options, the target and the compiler's version: campaign workers compile
+ahead on the CPU cores (no GPU needed) and the measuring process only loads.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from pathlib import Path
 from kerncast._errors import ToolchainError
 from kerncast.measure._backend import CompileError
 
-__all__ = ["compile_cubin", "nvrtc_version"]
+__all__ = ["compile_cubin", "cubin_file", "nvrtc_version"]
 
 
 def _cache_dir() -> Path:
@@ -89,23 +91,30 @@ def _with_nvcc(source: str, options: tuple[str, ...], arch: str, name: str) -> b
         return out.read_bytes()
 
 
-def compile_cubin(source: str, options: tuple[str, ...], arch: str, name: str = "kernel.cu") -> bytes:
-    """A cubin of ``source`` for ``arch`` (``"sm_90"``), compiled once and cached.
+def cubin_file(source: str, options: tuple[str, ...], arch: str, name: str = "kernel.cu") -> Path:
+    """The cached cubin file of ``source`` for ``arch`` (``"sm_90"``), compiled if needed.
 
     Raises
     ------
     CompileError
         With the compiler's log when the source does not compile.
+    ToolchainError
+        When neither NVRTC (cuda.bindings) nor nvcc is available.
     """
     use_nvrtc = bool(nvrtc_version())
     tag = f"nvrtc{nvrtc_version()}" if use_nvrtc else "nvcc"
     digest = hashlib.sha256("\0".join([source, *options, arch, tag]).encode()).hexdigest()[:24]
     cached = _cache_dir() / f"{digest}.cubin"
     if cached.exists():
-        return cached.read_bytes()
+        return cached
     build = _with_nvrtc if use_nvrtc else _with_nvcc
     image = build(source, tuple(options), arch, name)
     tmp = cached.with_name(f".{cached.name}.{os.getpid()}.tmp")
     tmp.write_bytes(image)
     tmp.replace(cached)
-    return image
+    return cached
+
+
+def compile_cubin(source: str, options: tuple[str, ...], arch: str, name: str = "kernel.cu") -> bytes:
+    """The cubin of ``source`` for ``arch``, compiled once and cached (see :func:`cubin_file`)."""
+    return cubin_file(source, options, arch, name).read_bytes()
