@@ -4,12 +4,15 @@ A campaign plans items (:mod:`kerncast.measure._plan`), skips those already reco
 in the output directory, and works through the rest one (kernel, size) at a time:
 
 * inputs and NumPy references are prepared ahead in a process pool on the CPU
-  cores (``--workers``), in a scratch directory outside the dataset;
-* GPU work is strictly sequential, in one measuring child process at a time
-  (:mod:`kerncast.measure._supervise`); a crash, a hang (item timeout), a compile or
-  launch failure, an allocation failure or a wrong output becomes a failure row and
-  the campaign goes on in a new child;
-* counters come from Nsight Compute batches (:class:`NcuObserver`);
+  cores (``--workers``), unit by unit, in a scratch directory outside the dataset
+  (CUDA cubins are compiled ahead too);
+* GPU work is strictly sequential, in one measuring child process
+  (:mod:`kerncast.measure._supervise`) that stays up from item to item; a crash, a
+  hang (item timeout), a compile or launch failure, an allocation failure or a wrong
+  output becomes a failure row and the campaign goes on (in a new child where the old
+  one died or its CUDA context may be broken);
+* counters come from Nsight Compute batches (:class:`NcuObserver`) after the other
+  experiments;
 * rows are committed as immutable part files (temporary name + rename) after each
   item's rows are complete, so a kill loses at most the items in flight;
 * ``deadline_s`` stops starting new work in time to write everything before an
@@ -310,27 +313,44 @@ class Campaign:
         return get_device(self.device_key).ptx_target
 
     def _run_units(self, units: list[Unit], pool, prep_root: Path) -> None:
-        futures: dict[int, Future | None] = {}
+        """All GPU items in one measuring child (restarted only after a failure), with
+        inputs prepared ahead unit by unit; then the counters batches."""
+        self._units, self._pool, self._prep_root = units, pool, prep_root
+        self._futures: dict[int, Future | None] = {}
+        self._unit_of, self._unit_left = {}, {}
         for index, unit in enumerate(units):
-            if self._past_stop():
-                return
-            for ahead in range(index, min(len(units), index + max(1, self.workers))):
-                if ahead not in futures:
-                    futures[ahead] = self._submit(pool, units[ahead], prep_root)
-            prep_dir = self._wait(futures.pop(index), prep_root)
-            self._run_items([i for i in unit.items if i.experiment != "counters"], prep_dir)
-            self._run_counters([i for i in unit.items if i.experiment == "counters"], prep_dir)
-            self._flush(force=True)
-            shutil.rmtree(prep_root / unit.kernel.name / unit.size, ignore_errors=True)
+            mine = [i for i in unit.items if i.experiment != "counters"]
+            self._unit_of.update({i.id: index for i in mine})
+            self._unit_left[index] = len(mine)
+        self._prefetch()
+        self._run_items([i for u in units for i in u.items if i.experiment != "counters"],
+                        str(prep_root) if pool is not None else None)
+        self._run_counters([i for u in units for i in u.items if i.experiment == "counters"],
+                           None)
 
-    def _wait(self, future: Future | None, root: Path) -> str | None:
-        if future is None:
-            return None
-        try:
-            future.result()
-            return str(root)
-        except Exception:  # noqa: BLE001 (the worker prepares inline and reports the problem)
-            return None
+    def _prefetch(self) -> None:
+        """Keep the next ``workers`` units with items left being prepared."""
+        if self._pool is None:
+            return
+        busy = sum(1 for i in self._futures if self._unit_left.get(i, 0) > 0)
+        for index, unit in enumerate(self._units):
+            if busy >= self.workers:
+                return
+            if self._unit_left.get(index, 0) > 0 and index not in self._futures:
+                self._futures[index] = self._submit(self._pool, unit, self._prep_root)
+                busy += 1
+
+    def _unit_progress(self, item: Item) -> None:
+        """After an item: drop a finished unit's scratch files and prepare further ahead."""
+        index = getattr(self, "_unit_of", {}).get(item.id)
+        if index is None:
+            return
+        self._unit_left[index] -= 1
+        if self._unit_left[index] == 0:
+            unit = self._units[index]
+            shutil.rmtree(self._prep_root / unit.kernel.name / unit.size, ignore_errors=True)
+            self._flush(force=True)
+            self._prefetch()
 
     # -- rows -----------------------------------------------------------------------------
     def _accept(self, item: Item, rows: list[tuple[str, dict]]) -> None:
@@ -342,6 +362,7 @@ class Campaign:
         self._progress(self._done, self._total,
                        f"{item.kernel} {item.size} {item.experiment} {item.config}")
         self._flush()
+        self._unit_progress(item)
 
     def _flush(self, force: bool = False) -> None:
         waiting = sum(len(r) for r in self._pending_rows.values())
