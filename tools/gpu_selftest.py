@@ -280,6 +280,7 @@ def check_ncu_metrics(ctx):
     available = available_metrics(observer.ncu)
     missing = observer.check_metrics(available)
     ctx["ncu_missing"] = missing
+    ctx["ncu_cache"] = {"ncu_version": observer.version, "available": sorted(available)}
     record("ncu-metrics", "PASS" if not missing else "INFO",
            f"{len(observer.metrics)} of {len(observer.requested)} metrics known to ncu "
            f"{observer.version}" + (f"; dropped: {', '.join(missing)}" if missing else ""),
@@ -292,6 +293,8 @@ def check_ncu_batch(ctx):
     from kerncast.measure._campaign import Campaign
 
     out = Path(tempfile.mkdtemp(prefix="kerncast-selftest-ncu-"))
+    if "ncu_cache" in ctx:  # the metric check above already asked ncu
+        (out / "ncu_metrics.json").write_text(json.dumps(ctx["ncu_cache"]))
     result = Campaign(out, device=ctx["cupy"].device_key, backend="cupy",
                       experiments=["counters"], kernels=[KERNEL], sizes=["small"],
                       configs="all", workers=0, deadline_s=100).run()
