@@ -96,5 +96,7 @@ def measure(kernel: str | CorpusKernel, *, size: str = "small",
     if engine.name != "replay" and engine.language not in kernel.languages:
         raise InputError(f"kernel {kernel.name} has no {engine.language} version (it has "
                          f"{', '.join(kernel.languages)}); choose another backend")
-    row = engine.measure(kernel, config, policy=policy, seed=seed, monitor=monitor_for(engine))
+    extra = {"experiment": "sm-sweep", "sm_count_requested": sm_count} if sm_count else {}
+    row = engine.measure(kernel, config, policy=policy, seed=seed, monitor=monitor_for(engine),
+                         **extra)
     return Measurement(row)
