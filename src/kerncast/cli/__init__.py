@@ -15,9 +15,11 @@ from rich.text import Text
 from kerncast._errors import KerncastError
 from kerncast.cli import _calibrate  # noqa: F401  (each import registers commands)
 from kerncast.cli import _corpus  # noqa: F401
+from kerncast.cli import _data  # noqa: F401
 from kerncast.cli import _devices  # noqa: F401
 from kerncast.cli import _evaluate  # noqa: F401
 from kerncast.cli import _inspect  # noqa: F401
+from kerncast.cli import _measure  # noqa: F401
 from kerncast.cli._app import app
 from kerncast.cli._output import err_console
 

@@ -9,8 +9,10 @@ A dataset is a directory (``data/<name>/``) of Parquet tables that share key col
 ``energy``    NVML average power and energy over a timed loop.
 ``cpu``       single-threaded C versions timed over their region of interest.
 
+Each table is stored compacted (``<table>.parquet``) and/or as immutable part files
+(``parts/<table>/*.parquet``) that a running campaign adds; :meth:`Dataset.read` reads
+both, checks every file against :mod:`kerncast.data.schema` and keeps one row per key.
 Every row carries provenance columns; failures are rows too (``status`` not "ok").
-The column-by-column schema lives in ``kerncast.data.schema`` and ``data/SCHEMA.md``.
 """
 
 from __future__ import annotations
@@ -22,18 +24,19 @@ import pandas as pd
 
 from kerncast._errors import InputError
 
-__all__ = ["KEY_COLUMNS", "TABLES", "Dataset"]
+__all__ = ["KEY_COLUMNS", "TABLES", "Dataset", "dedupe", "read_table_files", "table_files"]
 
 TABLES = ("times", "samples", "counters", "energy", "cpu")
 # Columns that identify a launch in every table that has them.
 KEY_COLUMNS = ("kernel", "language", "size", "config", "device", "sm_count")
+PARTS = "parts"
 
 
 @dataclass
 class Dataset:
-    """The tables of one measured device (any may be empty but ``times``)."""
+    """The tables of one measured device (any may be empty)."""
 
-    times: pd.DataFrame
+    times: pd.DataFrame = field(default_factory=pd.DataFrame)
     samples: pd.DataFrame = field(default_factory=pd.DataFrame)
     counters: pd.DataFrame = field(default_factory=pd.DataFrame)
     energy: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -60,16 +63,28 @@ class Dataset:
         return t[t["status"] == "ok"].reset_index(drop=True) if "status" in t else t
 
     @classmethod
-    def read(cls, path: str | Path) -> Dataset:
-        """Read a dataset directory (or a single ``times`` Parquet file)."""
+    def read(cls, path: str | Path, *, validate: bool = True) -> Dataset:
+        """Read a dataset directory (compacted tables and part files) or one ``times`` file.
+
+        Parameters
+        ----------
+        path
+            A dataset directory, or a single Parquet file read as the ``times`` table.
+        validate
+            Check every file against :mod:`kerncast.data.schema` (required columns,
+            types, statuses); a problem raises :class:`InputError` naming the file and
+            the column.
+        """
         path = Path(path)
         if path.is_file():
-            return cls(times=_read_table(path), name=path.stem)
-        if not (path / "times.parquet").exists():
-            raise InputError(f"{path} is not a kerncast dataset: it has no times.parquet; "
-                             "give a directory under data/ (kerncast data summary lists them)")
-        tables = {name: _read_table(path / f"{name}.parquet")
-                  for name in TABLES if (path / f"{name}.parquet").exists()}
+            return cls(times=read_table_files("times", [path], validate), name=path.stem)
+        found = {name: table_files(path, name) for name in TABLES}
+        if not any(found.values()):
+            raise InputError(f"{path} is not a kerncast dataset: it has no <table>.parquet and "
+                             "no parts/; give a directory under data/ (kerncast data summary "
+                             "lists them)")
+        tables = {name: read_table_files(name, files, validate)
+                  for name, files in found.items() if files}
         return cls(**tables, name=path.name)
 
     def write(self, path: str | Path) -> None:
@@ -83,7 +98,53 @@ class Dataset:
                 tmp.replace(path / f"{name}.parquet")
 
 
-def _read_table(path: Path) -> pd.DataFrame:
+def table_files(root: Path, table: str) -> list[Path]:
+    """The compacted file and the part files of ``table`` under ``root``, oldest first."""
+    files = []
+    compacted = root / f"{table}.parquet"
+    if compacted.exists():
+        files.append(compacted)
+    part_dir = root / PARTS / table
+    if part_dir.is_dir():
+        files += sorted(p for p in part_dir.glob("*.parquet") if not p.name.startswith("."))
+    return files
+
+
+def read_table_files(table: str, files: list[Path], validate: bool = True) -> pd.DataFrame:
+    """Read, check and merge the files of one table into one frame with unique keys."""
+    from kerncast.data import schema  # noqa: PLC0415
+
+    frames = []
+    for path in files:
+        frame = _read_parquet(path)
+        if validate:
+            schema.validate(table, frame, str(path))
+        if len(frame):
+            frames.append(frame)
+    if not frames:
+        return _read_parquet(files[0]) if files else pd.DataFrame()
+    merged = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True, sort=False)
+    return dedupe(table, merged)
+
+
+def dedupe(table: str, frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per key: an ``ok`` row before a failure, then the most recent."""
+    from kerncast.data.schema import TABLE_KEYS  # noqa: PLC0415
+
+    keys = [k for k in TABLE_KEYS.get(table, KEY_COLUMNS) if k in frame.columns]
+    if not len(frame) or not keys:
+        return frame.reset_index(drop=True)
+    order = pd.DataFrame({
+        "failed": (frame["status"] != "ok") if "status" in frame else False,
+        "when": frame["measured_at"] if "measured_at" in frame else "",
+        "pos": range(len(frame)),
+    }, index=frame.index)
+    ranked = order.sort_values(["failed", "when", "pos"], ascending=[True, False, False]).index
+    kept = frame.loc[ranked].drop_duplicates(subset=keys, keep="first")
+    return kept.sort_index().reset_index(drop=True)
+
+
+def _read_parquet(path: Path) -> pd.DataFrame:
     try:
         return pd.read_parquet(path)
     except Exception as exc:  # pyarrow raises several types for broken files

@@ -1,17 +1,81 @@
 """Measurement: run kernels for real and record what happened.
 
-Backends (``Backend``) compile, launch and time; the OpenCL one runs on PoCL CPUs and
-NVIDIA GPUs. GPU libraries are imported only when a backend is created.
+Backends (:class:`Backend`) compile, move buffers, launch and time: CuPy and the
+driver API (green contexts limiting the SM count) on NVIDIA GPUs, OpenCL on PoCL
+CPUs and NVIDIA GPUs, and a replay backend serving recorded rows. Observers measure
+beside the time: Nsight Compute counters (:class:`NcuObserver`) and NVML energy
+(:class:`NvmlEnergyObserver`). :func:`measure_config` is the careful timing harness
+every ``times`` row comes from; :class:`Campaign` measures the corpus into a dataset.
+GPU libraries are imported only when a backend is created.
+
+``kerncast.measure`` is also callable: ``kerncast.measure("matmul_tiled", ...)`` is
+:func:`measure`.
 """
 
-from kerncast.measure._backend import Backend, Compiled
+from __future__ import annotations
 
-__all__ = ["Backend", "Compiled", "OpenCLBackend"]
+import sys
+import types
+from importlib import import_module
+from typing import Any
+
+__all__ = [
+    "BACKENDS",
+    "Backend",
+    "Campaign",
+    "CompileError",
+    "Compiled",
+    "CupyBackend",
+    "DriverBackend",
+    "LaunchError",
+    "Measurement",
+    "NcuObserver",
+    "NvmlEnergyObserver",
+    "OpenCLBackend",
+    "ReplayBackend",
+    "Resources",
+    "TimingPolicy",
+    "TimingStats",
+    "make_backend",
+    "measure",
+    "measure_config",
+    "measure_energy",
+    "measure_samples",
+    "time_repeatedly",
+]
+
+_WHERE = {
+    "BACKENDS": "_factory", "make_backend": "_factory",
+    "Backend": "_backend", "CompileError": "_backend", "Compiled": "_backend",
+    "LaunchError": "_backend", "Resources": "_backend",
+    "Campaign": "_campaign",
+    "CupyBackend": "_cupy", "DriverBackend": "_driver", "OpenCLBackend": "_opencl",
+    "ReplayBackend": "_replay",
+    "Measurement": "_api", "measure": "_api",
+    "NcuObserver": "_ncu", "NvmlEnergyObserver": "_nvml",
+    "TimingPolicy": "_timing", "TimingStats": "_timing", "time_repeatedly": "_timing",
+    "measure_config": "_run", "measure_energy": "_energy", "measure_samples": "_samples",
+}
 
 
-def __getattr__(name: str):
-    if name == "OpenCLBackend":
-        from kerncast.measure._opencl import OpenCLBackend  # noqa: PLC0415
+def __getattr__(name: str) -> Any:
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module 'kerncast.measure' has no attribute {name!r}")
+    value = getattr(import_module(f"kerncast.measure.{where}"), name)
+    globals()[name] = value
+    return value
 
-        return OpenCLBackend
-    raise AttributeError(name)
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+class _CallableModule(types.ModuleType):
+    """Lets ``kerncast.measure(...)`` work whether the name holds the function or this package."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return __getattr__("measure")(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

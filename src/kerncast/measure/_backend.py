@@ -1,22 +1,60 @@
 """The narrow hardware interface every measurement backend implements.
 
 In the manner of Kernel Tuner, a backend only compiles, moves buffers, launches and
-times; what is measured beside the time (counters, energy) comes from observers,
-and what is done with the numbers is the campaign's business. Backends import their
-GPU libraries lazily, so that ``import kerncast`` never pulls them in.
+times; what is measured beside the time (counters, energy, clocks) comes from
+observers, and what is done with the numbers is the harness's business
+(:func:`kerncast.measure.measure_config`). Backends import their GPU libraries
+lazily, so that ``import kerncast`` never pulls them in.
+
+The primitives beyond compile/upload/launch/synchronize/download are the ones a
+careful timing loop needs: ``write`` (poison an output), ``copy`` (restore an inout
+buffer from a pristine device copy), ``time_launch`` (one launch timed by the
+device's own timer, with work queued before it kept outside the interval),
+``flush_l2``, ``memory_info`` and ``free``.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 
+from kerncast._errors import KerncastError
 from kerncast.corpus import CorpusKernel, LaunchConfig
 
-__all__ = ["Backend", "Compiled"]
+__all__ = ["Backend", "CompileError", "Compiled", "DeviceMemoryError", "LaunchError", "Resources"]
+
+
+class CompileError(KerncastError):
+    """The kernel's source did not compile (a ``compile_failed`` row)."""
+
+
+class LaunchError(KerncastError):
+    """A launch or synchronisation failed; the device context may be unusable."""
+
+
+class DeviceMemoryError(KerncastError):
+    """A device allocation failed (an ``out_of_memory`` row)."""
+
+
+@dataclass(frozen=True)
+class Resources:
+    """What the compiled function uses, from its attributes (``None`` where unknown)."""
+
+    registers: int | None = None
+    static_shared: int | None = None
+    local_bytes: int | None = None
+    max_threads_per_block: int | None = None
+
+    def columns(self) -> dict:
+        return {"registers": self.registers, "static_shared": self.static_shared,
+                "local_bytes": self.local_bytes}
+
+    def to_dict(self) -> dict:
+        return asdict(self)
 
 
 @dataclass
@@ -26,6 +64,7 @@ class Compiled:
     kernel: CorpusKernel
     defines: dict[str, Any]
     handle: Any
+    resources: Resources = field(default_factory=Resources)
 
 
 class Backend(ABC):
@@ -33,17 +72,31 @@ class Backend(ABC):
 
     name: str = "backend"
     language: str = "cuda"
+    #: "gpu" or "cpu": CPU devices have no L2 to flush and no memory clock.
+    kind: str = "gpu"
+    #: device spec key (``kerncast.devices``) or ``cpu:<model>``
+    device_key: str = ""
+    #: SMs (or compute units) the launches can use
+    sm_count: int = 0
+    #: bytes of the last-level cache, for input rotation and flushing
+    l2_bytes: int = 0
 
     @abstractmethod
     def compile(self, kernel: CorpusKernel, config: LaunchConfig) -> Compiled:
-        """Build the kernel with the config's defines (cached per define set)."""
+        """Build the kernel with the config's defines (cached per define set).
+
+        Raises
+        ------
+        CompileError
+            With the compiler's log.
+        """
 
     @abstractmethod
     def upload(self, args: dict[str, Any]) -> dict[str, Any]:
         """Device copies of the buffers in ``args``; scalars pass through."""
 
     @abstractmethod
-    def launch(self, compiled: Compiled, config: LaunchConfig, dev_args: dict[str, Any]) -> None:
+    def launch(self, compiled: Compiled, config: LaunchConfig, dev_args: dict[str, Any]) -> Any:
         """Enqueue one launch (asynchronous)."""
 
     @abstractmethod
@@ -54,6 +107,45 @@ class Backend(ABC):
     def download(self, dev_args: dict[str, Any], templates: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Host copies of the buffers named in ``templates`` (arrays of their shape and dtype)."""
 
+    def write(self, dev: Any, host: np.ndarray) -> None:
+        """Overwrite the device buffer ``dev`` with ``host`` (same size)."""
+        raise NotImplementedError(f"{self.name} cannot write buffers")
+
+    def copy(self, dst: Any, src: Any) -> None:
+        """Enqueue a device-to-device copy of a whole buffer."""
+        raise NotImplementedError(f"{self.name} cannot copy buffers")
+
+    def free(self, dev_args: dict[str, Any]) -> None:
+        """Release the device buffers in ``dev_args`` (default: leave it to the collector)."""
+
+    def memory_info(self) -> tuple[int, int]:
+        """(free, total) bytes of device memory."""
+        raise NotImplementedError(f"{self.name} cannot report device memory")
+
+    def time_launch(self, compiled: Compiled, config: LaunchConfig, dev_args: dict[str, Any],
+                    before: Callable[[], None] | None = None) -> float:
+        """Seconds of one launch by the device's timer; ``before`` runs outside the interval."""
+        raise NotImplementedError(f"{self.name} cannot time launches")
+
+    def flush_l2(self) -> None:
+        """Enqueue work that evicts the inputs from the last-level cache."""
+
+    def launch_many(self, compiled: Compiled, config: LaunchConfig, dev_args: dict[str, Any],
+                    count: int) -> int:
+        """Enqueue ``count`` launches back to back, wait for them; return the launches made."""
+        for _ in range(count):
+            self.launch(compiled, config, dev_args)
+        self.synchronize()
+        return count
+
+    def describe(self) -> dict[str, Any]:
+        """Provenance: device_name, driver_version, runtime_version, backend, tool_versions."""
+        return {"device_name": "", "driver_version": "", "runtime_version": "",
+                "backend": self.name, "tool_versions": {}}
+
+    def close(self) -> None:
+        """Release the context and everything in it."""
+
     def run_once(self, kernel: CorpusKernel, config: LaunchConfig, args: dict[str, Any]) -> dict:
         """Compile, upload, launch once and return every out/inout buffer."""
         compiled = self.compile(kernel, config)
@@ -63,6 +155,12 @@ class Backend(ABC):
         outs = {a.name: args[a.name] for a in kernel.spec.args
                 if a.kind == "buffer" and a.intent != "in"}
         return self.download(dev, outs)
+
+    def measure(self, kernel: CorpusKernel, config: LaunchConfig, **options: Any) -> dict:
+        """Measure one launch configuration; a ``times`` row (see :func:`measure_config`)."""
+        from kerncast.measure._run import measure_config  # noqa: PLC0415 (cycle)
+
+        return measure_config(self, kernel, config, **options)
 
     @staticmethod
     def ordered(kernel: CorpusKernel, dev_args: dict[str, Any]) -> list[Any]:

@@ -1,0 +1,498 @@
+"""Measurement campaigns: the corpus measured into a dataset, robustly and resumably.
+
+A campaign plans items (:mod:`kerncast.measure._plan`), skips those already recorded
+in the output directory, and works through the rest one (kernel, size) at a time:
+
+* inputs and NumPy references are prepared ahead in a process pool on the CPU
+  cores (``--workers``), unit by unit, in a scratch directory outside the dataset
+  (CUDA cubins are compiled ahead too);
+* GPU work is strictly sequential, in one measuring child process
+  (:mod:`kerncast.measure._supervise`) that stays up from item to item; a crash, a
+  hang (item timeout), a compile or launch failure, an allocation failure or a wrong
+  output becomes a failure row and the campaign goes on (in a new child where the old
+  one died or its CUDA context may be broken);
+* counters come from Nsight Compute batches (:class:`NcuObserver`) after the other
+  experiments;
+* rows are committed as immutable part files (temporary name + rename) after each
+  item's rows are complete, so a kill loses at most the items in flight;
+* ``deadline_s`` stops starting new work in time to write everything before an
+  external limit; the next run resumes where this one stopped; a finished campaign
+  compacts its parts into the table files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+from kerncast._errors import InputError, ToolchainError
+from kerncast.corpus import SIZE_NAMES, get_kernel, list_kernels
+from kerncast.measure._factory import BACKENDS, backend_language
+from kerncast.measure._plan import DEFAULT_SM_COUNTS, Item, Unit, done_keys, item_key, plan_units
+from kerncast.measure._provenance import CpuMonitor, NullMonitor, host_cpu_key, row_provenance
+from kerncast.measure._run import failure_row, launch_columns
+from kerncast.measure._supervise import run_worker
+from kerncast.measure._timing import TimingPolicy
+
+__all__ = ["Campaign", "CampaignResult"]
+
+ALLOWED = {"pocl": {"times", "samples", "cpu"}, "opencl": {"times", "samples", "energy", "cpu"}}
+FAILURE_EXTRAS = {
+    "times": {"experiment": "times", "input_sets": 0},
+    "samples": {"k": 0, "psat": 0, "blocks_requested": 0, "blocks_launched": 0,
+                "grid_fraction": 0.0, "sample_grid_x": 0, "sample_grid_y": 0, "sample_grid_z": 0,
+                "l2_state": ""},
+    "energy": {"launches": 0, "power_samples": 0},
+    "counters": {"ncu_id": None, "ncu_kernel_name": "", "metrics_missing": ""},
+    "cpu": {},
+}
+
+
+@dataclass
+class CampaignResult:
+    """What a campaign run did."""
+
+    out: str
+    planned: int
+    measured: int
+    remaining: int
+    rows: dict[str, int] = field(default_factory=dict)
+    statuses: dict[str, int] = field(default_factory=dict)
+    stopped_by_deadline: bool = False
+    interrupted: bool = False
+    compacted: bool = False
+    elapsed_s: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _prep_task(kernel: str, size: str, tunables: list[dict], root: str, seed: int,
+               corpus_root: str | None, arch: str | None) -> str:
+    """Prepare a unit's inputs and references and, for CUDA, compile its cubins ahead."""
+    from kerncast.measure._prep import prepare_unit  # noqa: PLC0415
+
+    k = get_kernel(kernel, Path(corpus_root) if corpus_root else None)
+    configs = [k.launch(size, t) for t in tunables]
+    if arch and "cuda" in k.languages:
+        from kerncast.measure._cuda_common import nvrtc_options  # noqa: PLC0415
+        from kerncast.measure._nvrtc import cubin_file  # noqa: PLC0415
+
+        source = k.source_path("cuda")
+        for options in {nvrtc_options(c) for c in configs}:
+            try:
+                cubin_file(source.read_text(), options, arch, source.name)
+            except Exception:  # noqa: BLE001 (the measuring worker reports compile errors)
+                pass
+    return str(prepare_unit(k, size, configs, root, seed))
+
+
+class Campaign:
+    """Measure corpus kernels into the dataset directory ``out``.
+
+    Parameters
+    ----------
+    out
+        The dataset directory (created; an existing one is resumed).
+    device
+        Device name (``h100``); ``cpu`` for the pocl backend.
+    backend
+        ``cupy`` (default), ``opencl``, ``pocl``, or ``module:attribute`` (tests).
+    experiments
+        Any of times, samples, energy, sm-sweep, counters, cpu.
+    kernels, sizes
+        Kernel names (default: the whole corpus) and sizes (default: all).
+    configs
+        ``auto`` (all configurations for times/counters/samples, the default one for
+        energy/sm-sweep), ``all`` or ``default``.
+    deadline_s
+        Seconds this run may take; no new work starts when too little is left.
+    workers
+        Processes preparing inputs ahead (default: up to 4 on GPUs, 0 on PoCL).
+    """
+
+    def __init__(self, out: str | Path, *, device: str | None, backend: str = "cupy",
+                 experiments: tuple[str, ...] | list[str] = ("times",),
+                 kernels: list[str] | None = None, sizes: list[str] | None = None,
+                 sm_counts: tuple[int, ...] = DEFAULT_SM_COUNTS, configs: str = "auto",
+                 deadline_s: float | None = None, workers: int | None = None, seed: int = 0,
+                 item_timeout_s: float = 120.0, retry_failed: bool = False,
+                 corpus_root: str | Path | None = None, policy: TimingPolicy | None = None,
+                 flush_rows: int = 50, flush_s: float = 30.0, ncu_batch: int = 24,
+                 compact: bool = True, language: str | None = None):
+        self.out = Path(out)
+        self.backend = backend
+        self.experiments = list(dict.fromkeys(experiments))
+        self.corpus_root = Path(corpus_root) if corpus_root else None
+        self.kernel_names = kernels
+        self.sizes = list(sizes or SIZE_NAMES)
+        self.sm_counts, self.configs = tuple(sm_counts), configs
+        self.deadline_s, self.seed = deadline_s, seed
+        self.item_timeout_s, self.retry_failed = item_timeout_s, retry_failed
+        self.policy = policy or TimingPolicy()
+        self.flush_rows, self.flush_s, self.ncu_batch = flush_rows, flush_s, ncu_batch
+        self.compact = compact
+        self.language = language or backend_language(backend)
+        self.device_key, self.total_sms, self.device_arg = self._resolve_device(device)
+        self.cpu_key = host_cpu_key()
+        default_workers = 0 if backend == "pocl" else min(4, max(0, (os.cpu_count() or 1) - 2))
+        self.workers = default_workers if workers is None else max(0, workers)
+        self._check_experiments()
+
+    # -- set-up ---------------------------------------------------------------------------
+    def _resolve_device(self, device: str | None) -> tuple[str, int, str | None]:
+        if self.backend == "pocl":
+            if device not in (None, "cpu", "host") and not str(device).startswith("cpu:"):
+                raise InputError(f"the pocl backend measures this machine's CPU, not {device!r}; "
+                                 "pass --device cpu")
+            return host_cpu_key(), os.cpu_count() or 1, None
+        if device is None:
+            raise InputError("--device is required (the GPU's name, e.g. h100)")
+        from kerncast.devices import get_device  # noqa: PLC0415
+
+        if self.backend not in BACKENDS and str(device).startswith("cpu:"):
+            return str(device), 1, device
+        spec = get_device(device)
+        return spec.key, spec.compute.sm_count, device
+
+    def _check_experiments(self) -> None:
+        allowed = ALLOWED.get(self.backend)
+        if allowed is not None:
+            bad = [e for e in self.experiments if e not in allowed]
+            if bad:
+                raise InputError(f"the {self.backend} backend cannot run {', '.join(bad)} "
+                                 f"(it runs {', '.join(sorted(allowed))}); use --backend cupy "
+                                 "on an NVIDIA GPU")
+        if self.backend == "replay":
+            raise InputError("a campaign measures; --backend replay only serves recorded rows")
+
+    def _check_tools(self) -> None:
+        if "counters" in self.experiments:
+            from kerncast.measure._provenance import ncu_path  # noqa: PLC0415
+
+            if ncu_path() is None:
+                raise ToolchainError("the counters experiment needs Nsight Compute (ncu); "
+                                     "install the CUDA toolkit or drop counters")
+        if "energy" in self.experiments and self.backend in BACKENDS:
+            from kerncast.measure._nvml import try_nvml  # noqa: PLC0415
+
+            if try_nvml() is None:
+                raise ToolchainError("the energy experiment needs NVML (pip install "
+                                     "nvidia-ml-py) and an NVIDIA driver")
+
+    def kernels(self):
+        if self.kernel_names:
+            return [get_kernel(name, self.corpus_root) for name in self.kernel_names]
+        return list_kernels(self.corpus_root)
+
+    def plan(self) -> tuple[list[Unit], list[str]]:
+        """Every unit and item of this campaign (before resuming), and notes."""
+        return plan_units(self.kernels(), self.sizes, self.experiments, language=self.language,
+                          configs=self.configs, sm_counts=self.sm_counts, total_sms=self.total_sms)
+
+    def _device_of(self, item: Item) -> str:
+        return self.cpu_key if item.experiment == "cpu" else self.device_key
+
+    def pending(self) -> tuple[list[Unit], list[str], int]:
+        """Units with only the items not yet recorded; notes; items planned in all."""
+        units, notes = self.plan()
+        planned = sum(len(u.items) for u in units)
+        if not self.out.exists():
+            return units, notes, planned
+        from kerncast.data import Dataset  # noqa: PLC0415
+
+        try:
+            existing = Dataset.read(self.out)
+        except InputError as exc:
+            if "is not a kerncast dataset" in str(exc):
+                return units, notes, planned
+            raise
+        done = done_keys(existing, self.total_sms, ok_only=self.retry_failed)
+        for unit in units:
+            unit.items = [i for i in unit.items if item_key(i, self._device_of(i)) not in done]
+        return [u for u in units if u.items], notes, planned
+
+    # -- running --------------------------------------------------------------------------
+    def run(self, progress: Callable[[int, int, str], None] | None = None) -> CampaignResult:
+        """Measure what is not recorded yet; ``progress(done, total, what)`` reports."""
+        self._check_tools()
+        units, notes, planned = self.pending()
+        self._t0 = time.monotonic()
+        self._stop_new, self._hard = self._deadlines()
+        self._progress = progress or (lambda done, total, what: None)
+        self._total = sum(len(u.items) for u in units)
+        self._done = 0
+        self._pending_rows: dict[str, list[dict]] = {}
+        self._last_flush = time.monotonic()
+        self._rows, self._statuses = Counter(), Counter()
+        self._items = {i.id: i for u in units for i in u.items}
+        self._describe: dict[str, Any] = {}
+        self._deadline_hit = False
+        self._monitor = self._make_monitor()
+        self.out.mkdir(parents=True, exist_ok=True)
+        self._log_session("started", planned=planned, pending=self._total)
+        prep_root = Path(tempfile.mkdtemp(prefix="kerncast-prep-"))
+        pool = self._pool()
+        interrupted = False
+        previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+        try:
+            self._run_units(units, pool, prep_root)
+        except KeyboardInterrupt:
+            interrupted = True
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+            self._flush(force=True)
+            if pool is not None:
+                pool.shutdown(wait=False, cancel_futures=True)
+            shutil.rmtree(prep_root, ignore_errors=True)
+        remaining = self._total - self._done
+        result = CampaignResult(
+            str(self.out), planned, self._done, remaining, dict(self._rows), dict(self._statuses),
+            self._deadline_hit, interrupted, False, time.monotonic() - self._t0, notes)
+        if remaining == 0 and self.compact and not interrupted:
+            from kerncast.data import compact  # noqa: PLC0415
+
+            compact(self.out)
+            result.compacted = True
+        self._log_session("ended", result=result.to_dict())
+        return result
+
+    def _deadlines(self) -> tuple[float | None, float | None]:
+        if not self.deadline_s:
+            return None, None
+        reserve = max(5.0, min(30.0, 0.05 * self.deadline_s))
+        return (self._t0 + self.deadline_s - reserve,
+                self._t0 + self.deadline_s - max(2.0, reserve / 2))
+
+    def _past_stop(self) -> bool:
+        if self._stop_new is not None and time.monotonic() >= self._stop_new:
+            self._deadline_hit = True
+            return True
+        return False
+
+    def _make_monitor(self):
+        if self.backend == "pocl":
+            return CpuMonitor()
+        if self.backend in BACKENDS:
+            from kerncast.measure._nvml import try_nvml  # noqa: PLC0415
+
+            return try_nvml() or NullMonitor()
+        return NullMonitor()
+
+    def _pool(self) -> ProcessPoolExecutor | None:
+        if not self.workers:
+            return None
+        return ProcessPoolExecutor(max_workers=self.workers, mp_context=get_context("spawn"))
+
+    def _submit(self, pool, unit: Unit, root: Path) -> Future | None:
+        configs = unit.configs()
+        if pool is None or not configs or shutil.disk_usage(root).free < 20 * (1 << 30):
+            return None
+        return pool.submit(_prep_task, unit.kernel.name, unit.size,
+                           [c.tunables for c in configs], str(root), self.seed,
+                           str(self.corpus_root) if self.corpus_root else None, self._arch())
+
+    def _arch(self) -> str | None:
+        """The GPU's compile target, for compiling ahead (CUDA backends only)."""
+        if self.backend not in ("cupy", "driver"):
+            return None
+        from kerncast.devices import get_device  # noqa: PLC0415
+
+        return get_device(self.device_key).ptx_target
+
+    def _run_units(self, units: list[Unit], pool, prep_root: Path) -> None:
+        """All GPU items in one measuring child (restarted only after a failure), with
+        inputs prepared ahead unit by unit; then the counters batches."""
+        self._units, self._pool, self._prep_root = units, pool, prep_root
+        self._futures: dict[int, Future | None] = {}
+        self._unit_of, self._unit_left = {}, {}
+        for index, unit in enumerate(units):
+            mine = [i for i in unit.items if i.experiment != "counters"]
+            self._unit_of.update({i.id: index for i in mine})
+            self._unit_left[index] = len(mine)
+        self._prefetch()
+        self._run_items([i for u in units for i in u.items if i.experiment != "counters"],
+                        str(prep_root) if pool is not None else None)
+        self._run_counters([i for u in units for i in u.items if i.experiment == "counters"],
+                           None)
+
+    def _prefetch(self) -> None:
+        """Keep the next ``workers`` units with items left being prepared."""
+        if self._pool is None:
+            return
+        busy = sum(1 for i in self._futures if self._unit_left.get(i, 0) > 0)
+        for index, unit in enumerate(self._units):
+            if busy >= self.workers:
+                return
+            if self._unit_left.get(index, 0) > 0 and index not in self._futures:
+                self._futures[index] = self._submit(self._pool, unit, self._prep_root)
+                busy += 1
+
+    def _unit_progress(self, item: Item) -> None:
+        """After an item: drop a finished unit's scratch files and prepare further ahead."""
+        index = getattr(self, "_unit_of", {}).get(item.id)
+        if index is None:
+            return
+        self._unit_left[index] -= 1
+        if self._unit_left[index] == 0:
+            unit = self._units[index]
+            shutil.rmtree(self._prep_root / unit.kernel.name / unit.size, ignore_errors=True)
+            self._flush(force=True)
+            self._prefetch()
+
+    # -- rows -----------------------------------------------------------------------------
+    def _accept(self, item: Item, rows: list[tuple[str, dict]]) -> None:
+        for table, row in rows:
+            self._pending_rows.setdefault(table, []).append(row)
+            self._rows[table] += 1
+            self._statuses[str(row.get("status"))] += 1
+        self._done += 1
+        self._progress(self._done, self._total,
+                       f"{item.kernel} {item.size} {item.experiment} {item.config}")
+        self._flush()
+        self._unit_progress(item)
+
+    def _flush(self, force: bool = False) -> None:
+        waiting = sum(len(r) for r in self._pending_rows.values())
+        if not waiting:
+            return
+        if not force and waiting < self.flush_rows and time.monotonic() - self._last_flush < self.flush_s:
+            return
+        from kerncast.data import write_part  # noqa: PLC0415
+
+        for table, rows in list(self._pending_rows.items()):
+            if rows:
+                write_part(self.out, table, [_schema_only(table, r) for r in rows])
+            self._pending_rows[table] = []
+        self._last_flush = time.monotonic()
+
+    def _static(self, item: Item) -> dict[str, Any]:
+        if item.experiment == "cpu":
+            from kerncast.measure._cpu import c_provenance  # noqa: PLC0415
+
+            return c_provenance()
+        from kerncast.measure._provenance import python_tool_versions  # noqa: PLC0415
+
+        import kerncast  # noqa: PLC0415
+
+        described = self._describe or self._fallback_describe()
+        return {"device": self.device_key, "device_name": described.get("device_name", ""),
+                "driver_version": described.get("driver_version", ""),
+                "runtime_version": described.get("runtime_version", ""),
+                "backend": described.get("backend", self.backend),
+                "kerncast_version": kerncast.__version__,
+                "tool_versions": {**python_tool_versions(), **described.get("tool_versions", {})},
+                "hostname": os.uname().nodename}
+
+    def _fallback_describe(self) -> dict[str, Any]:
+        from kerncast.devices import get_device  # noqa: PLC0415
+
+        try:
+            name = get_device(self.device_key).name
+        except InputError:
+            name = self.device_key
+        driver = ""
+        nvml = self._monitor if hasattr(self._monitor, "driver_version") else None
+        if nvml is not None:
+            name, driver = nvml.name(), nvml.driver_version()
+        return {"device_name": name, "driver_version": driver or "unknown",
+                "runtime_version": "unknown", "backend": self.backend}
+
+    def failure(self, item: Item, status: str, error: str) -> None:
+        """Record a failure row for ``item`` (made here, not in the child)."""
+        kernel = get_kernel(item.kernel, self.corpus_root)
+        config = kernel.launch(item.size, dict(item.tunables))
+        sms = 1 if item.experiment == "cpu" else (item.sm_count or self.total_sms)
+        row = launch_columns(kernel, config, item.language, self._device_of(item), sms)
+        failure_row(row, status, error)
+        row.update(FAILURE_EXTRAS[item.table])
+        if item.table == "times":
+            row.update(experiment=item.experiment, sm_count_requested=sms)
+        clocks = self._monitor.clocks()
+        row.update(row_provenance(self._static(item), clocks, clocks, self.seed))
+        self._accept(item, [(item.table, row)])
+
+    def _run_items(self, items: list[Item], prep_dir: str | None) -> None:
+        pending = list(items)
+        while pending and not self._past_stop():
+            job = {"backend": self.backend, "device": self.device_arg,
+                   "items": [i.job() for i in pending], "seed": self.seed,
+                   "corpus_root": str(self.corpus_root) if self.corpus_root else None,
+                   "prep_dir": prep_dir, "policy": self.policy.to_dict(),
+                   "item_timeout": self.item_timeout_s,
+                   "stop_at": (time.time() + self._stop_new - time.monotonic())
+                   if self._stop_new is not None else None}
+            outcome = run_worker(job, lambda i, rows: self._accept(self._items[i], rows),
+                                 self.item_timeout_s, self._hard)
+            self._describe.update(outcome.describe)
+            finished = set(outcome.finished)
+            for item_id, (status, error) in outcome.failed.items():
+                target = item_id if item_id >= 0 else next(
+                    (i.id for i in pending if i.id not in finished), None)
+                if target is not None:
+                    finished.add(target)
+                    self.failure(self._items[target], status, error)
+            flight = outcome.in_flight
+            if flight is not None and flight not in finished and not outcome.killed_at_deadline:
+                finished.add(flight)
+                self.failure(self._items[flight], "crash",
+                             f"the measuring process died (exit {outcome.returncode}): "
+                             f"{outcome.stderr_tail[-800:]}")
+            if outcome.stopped or outcome.killed_at_deadline:
+                self._deadline_hit = True
+                return
+            progressed = finished & {i.id for i in pending}
+            pending = [i for i in pending if i.id not in finished]
+            if pending and not progressed:
+                first = pending.pop(0)
+                self.failure(first, "crash", f"the measuring process exited "
+                             f"({outcome.returncode}) before measuring anything: "
+                             f"{outcome.stderr_tail[-800:]}")
+
+    def _run_counters(self, items: list[Item], prep_dir: str | None) -> None:
+        if not items:
+            return
+        from kerncast.measure._counters import run_counters  # noqa: PLC0415
+
+        run_counters(self, items, prep_dir)
+
+    def _log_session(self, event: str, **info: Any) -> None:
+        from kerncast.measure._provenance import utc_now  # noqa: PLC0415
+
+        path = self.out / "campaign.json"
+        try:
+            log = json.loads(path.read_text()) if path.exists() else []
+        except (OSError, json.JSONDecodeError):
+            log = []
+        log.append({"event": event, "at": utc_now(), "host": os.uname().nodename,
+                    "backend": self.backend, "device": self.device_key,
+                    "experiments": self.experiments, "sizes": self.sizes,
+                    "kernels": self.kernel_names, "configs": self.configs,
+                    "deadline_s": self.deadline_s, **info})
+        tmp = path.with_name(".campaign.json.tmp")
+        tmp.write_text(json.dumps(log, indent=1, default=str))
+        tmp.replace(path)
+
+
+def _raise_interrupt(signum, frame):  # noqa: ARG001
+    raise KeyboardInterrupt
+
+
+def _schema_only(table: str, row: dict) -> dict:
+    from kerncast.data.schema import _is_metric, columns  # noqa: PLC0415
+
+    known = {c.name for c in columns(table)}
+    return {k: v for k, v in row.items()
+            if k in known or (table == "counters" and _is_metric(k))}

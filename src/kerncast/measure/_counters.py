@@ -1,0 +1,129 @@
+"""The ``counters`` experiment of a campaign: Nsight Compute batches into rows.
+
+Items are profiled in batches (one ncu child per batch). Each launch the child made
+is matched with ncu's result of the same rank, and the kernel name and grid are
+checked. A batch that dies or times out leaves items without a result: those are
+retried one per batch, so that one hanging kernel costs only its own row.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+from kerncast.corpus import get_kernel
+from kerncast.measure._ncu import NcuBatch, NcuObserver, NcuResult, available_metrics
+from kerncast.measure._plan import Item
+from kerncast.measure._provenance import row_provenance
+
+__all__ = ["observer_for", "run_counters"]
+
+
+def observer_for(out: Path) -> NcuObserver:
+    """An observer whose metric set is checked against this GPU's ncu (cached in ``out``)."""
+    observer = NcuObserver()
+    cache = out / "ncu_metrics.json"
+    version = observer.version
+    available = None
+    if cache.exists():
+        saved = json.loads(cache.read_text())
+        if saved.get("ncu_version") == version:
+            available = set(saved["available"])
+    if available is None:
+        available = available_metrics(observer.ncu)
+        cache.write_text(json.dumps({"ncu_version": version, "available": sorted(available)}))
+    observer.check_metrics(available)
+    return observer
+
+
+def _row(campaign, item: Item, record: dict, result: NcuResult, batch: NcuBatch,
+         observer: NcuObserver, clocks: tuple) -> dict:
+    from kerncast.measure._run import launch_columns  # noqa: PLC0415
+
+    kernel = get_kernel(item.kernel, campaign.corpus_root)
+    config = kernel.launch(item.size, dict(item.tunables))
+    header = batch.describe or {}
+    sms = int(batch.describe.get("sm_count", 0)) if batch.describe else 0
+    row = launch_columns(kernel, config, item.language, campaign.device_key,
+                         sms or campaign.total_sms)
+    row.update(record.get("resources", {}))
+    row.update(ncu_id=result.id, ncu_kernel_name=result.kernel_name,
+               metrics_missing=",".join(observer.missing), status="ok", error="")
+    row.update({k: v for k, v in result.metrics.items() if k in observer.metrics})
+    static = campaign._static(item)
+    static.update({k: header[k] for k in ("device_name", "driver_version", "runtime_version")
+                   if header.get(k)})
+    static["backend"] = "ncu"
+    static["tool_versions"] = {**static["tool_versions"], **header.get("tool_versions", {}),
+                               "ncu": observer.version}
+    row.update(row_provenance(static, clocks[0], clocks[1], campaign.seed))
+    return row
+
+
+def _resolve(campaign, batch_items: list[Item], batch: NcuBatch, observer: NcuObserver,
+             clocks: tuple) -> list[Item]:
+    """Write the rows of a batch; return the items left without an answer."""
+    records = {m["index"]: m for m in batch.manifest}
+    results = iter(batch.results)
+    unresolved = []
+    for index, item in enumerate(batch_items):
+        record = records.get(index)
+        if record is None:
+            unresolved.append(item)
+            continue
+        if record.get("status") != "ok":
+            campaign.failure(item, record.get("status", "crash"), record.get("error", ""))
+            continue
+        result = next(results, None)
+        expected = (record.get("entry"), record.get("grid"))
+        if result is None or (result.kernel_name, result.grid) != expected:
+            got = f"{result.kernel_name} {result.grid}" if result else "nothing"
+            campaign.failure(item, "profiler_failed",
+                             f"Nsight Compute returned {got} for launch {index} "
+                             f"({expected[0]} {expected[1]}); ncu said: {batch.log_tail[-600:]}")
+            continue
+        campaign._accept(item, [("counters", _row(campaign, item, record, result, batch,
+                                                  observer, clocks))])
+    return unresolved
+
+
+def run_counters(campaign, items: list[Item], prep_dir: str | None) -> None:
+    """Profile ``items`` in batches and commit their ``counters`` rows."""
+    observer = getattr(campaign, "_ncu_observer", None) or observer_for(campaign.out)
+    campaign._ncu_observer = observer
+    queue = [items[i:i + campaign.ncu_batch] for i in range(0, len(items), campaign.ncu_batch)]
+    while queue and not campaign._past_stop():
+        batch_items = queue.pop(0)
+        job: dict[str, Any] = {
+            "backend": campaign.backend if ":" in campaign.backend else "cupy",
+            "device": campaign.device_arg, "seed": campaign.seed,
+            "corpus_root": str(campaign.corpus_root) if campaign.corpus_root else None,
+            "prep_dir": prep_dir,
+            "items": [{"kernel": i.kernel, "size": i.size, "tunables": dict(i.tunables)}
+                      for i in batch_items]}
+        timeout = 60.0 + 30.0 * len(batch_items)
+        if campaign._hard is not None:
+            timeout = max(1.0, min(timeout, campaign._hard - time.monotonic()))
+        entries = sorted({get_kernel(i.kernel, campaign.corpus_root).entry for i in batch_items})
+        before = campaign._monitor.clocks()
+        batch = observer.profile(job, entries, timeout)
+        clocks = (before, campaign._monitor.clocks())
+        if batch.describe:
+            campaign._describe.update({k: v for k, v in batch.describe.items()
+                                       if k not in ("tool_versions", "sm_count", "device_key")})
+        left = _resolve(campaign, batch_items, batch, observer, clocks)
+        if not left:
+            continue
+        if batch.timed_out and campaign._hard is not None and time.monotonic() >= campaign._hard - 1:
+            campaign._deadline_hit = True  # cut by the deadline: resumed next time, no rows
+            return
+        if len(batch_items) > 1:
+            queue = [[i] for i in left] + queue
+            continue
+        status = "timeout" if batch.timed_out else "crash"
+        campaign.failure(left[0], status, f"ncu exited {batch.returncode}: "
+                         f"{batch.log_tail[-800:]}" if not batch.timed_out
+                         else f"ncu did not finish within {math.ceil(timeout)} s")

@@ -1,0 +1,99 @@
+"""Backends by name, as the command line and the campaign workers ask for them.
+
+=========  ==========================================================================
+cupy       CUDA through CuPy on the whole GPU (``times``, ``samples``, ``energy``,
+           ``counters``)
+driver     CUDA through the driver API in a green context limited to N SMs
+           (``sm-sweep``)
+opencl     OpenCL through NVIDIA's driver on the GPU
+pocl       OpenCL through PoCL on this machine's CPU
+replay     recorded rows of a dataset, served through the same measuring API
+=========  ==========================================================================
+
+A name of the form ``module:attribute`` builds a backend from any importable class
+(used by tests to plug in fakes).
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+from kerncast._errors import InputError
+from kerncast.measure._backend import Backend
+
+__all__ = ["BACKENDS", "backend_language", "make_backend"]
+
+BACKENDS = ("cupy", "driver", "opencl", "pocl", "replay")
+CPU_DEVICE_NAMES = ("cpu", "host")
+
+
+def backend_language(name: str) -> str:
+    """The source language a backend runs."""
+    return "opencl" if name in ("opencl", "pocl") else "cuda"
+
+
+def _custom(name: str, **options: Any) -> Backend:
+    module, _, attr = name.partition(":")
+    try:
+        factory = getattr(import_module(module), attr)
+    except (ImportError, AttributeError) as exc:
+        raise InputError(f"backend {name!r} cannot be imported ({exc}); choose one of "
+                         f"{', '.join(BACKENDS)}") from None
+    return factory(**options)
+
+
+def make_backend(name: str, *, device: str | None = None, sm_count: int | None = None,
+                 dataset: Any = None, language: str | None = None) -> Backend:
+    """Create the backend ``name`` for ``device``.
+
+    Raises
+    ------
+    InputError
+        For an unknown backend, a device that does not fit the backend, or a replay
+        without a dataset.
+    ToolchainError
+        When the backend's library or device is missing (the message says what to
+        install or which backend to use instead).
+    """
+    if ":" in name and name.split(":", 1)[0] not in BACKENDS:
+        return _custom(name, device=device, sm_count=sm_count)
+    if name == "cupy":
+        if sm_count is not None:
+            from kerncast.measure._driver import DriverBackend  # noqa: PLC0415
+
+            return DriverBackend(device=device, sm_count=sm_count)
+        from kerncast.measure._cupy import CupyBackend  # noqa: PLC0415
+
+        return CupyBackend(device=device)
+    if name == "driver":
+        from kerncast.measure._driver import DriverBackend  # noqa: PLC0415
+
+        return DriverBackend(device=device, sm_count=sm_count)
+    if name in ("opencl", "pocl"):
+        return _opencl(name, device)
+    if name == "replay":
+        from kerncast.measure._replay import ReplayBackend  # noqa: PLC0415
+
+        if dataset is None:
+            raise InputError("--backend replay needs --dataset PATH (a dataset under data/)")
+        return ReplayBackend(dataset, device=device, sm_count=sm_count,
+                             language=language)
+    raise InputError(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}")
+
+
+def _opencl(name: str, device: str | None) -> Backend:
+    from kerncast.measure._opencl import OpenCLBackend  # noqa: PLC0415
+
+    if name == "pocl":
+        if device is not None and device.lower() not in CPU_DEVICE_NAMES \
+                and not device.startswith("cpu:"):
+            raise InputError(f"the pocl backend runs on this machine's CPU, not on {device!r}; "
+                             "pass --device cpu (or use --backend cupy/opencl on a GPU)")
+        return OpenCLBackend("portable")
+    backend = OpenCLBackend("nvidia")
+    if device is not None:
+        from kerncast.measure._cuda_common import resolve_device_key  # noqa: PLC0415
+
+        backend.device_key = resolve_device_key(backend.device.name.strip(), device)
+    return backend

@@ -1,0 +1,77 @@
+"""The process Nsight Compute profiles: launch each (kernel, configuration) of a batch once.
+
+Run as ``python -m kerncast.measure._ncu_child JOB.json``. The job names the backend,
+the device, the seed, the corpus root, the prepared-inputs directory, the manifest
+path and the items (kernel, size, tunables). For every item the child compiles,
+uploads, launches once and synchronises, and appends a JSON line to the manifest
+(``launched`` says whether the launch happened, so that ncu's i-th result can be
+matched with the i-th launch). The first manifest line describes the backend.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import traceback
+from pathlib import Path
+
+__all__ = ["main"]
+
+
+def _write(handle, record: dict) -> None:
+    handle.write(json.dumps(record, default=str) + "\n")
+    handle.flush()
+
+
+def _one(backend, item: dict, job: dict) -> dict:
+    from kerncast.corpus import get_kernel  # noqa: PLC0415
+    from kerncast.measure._backend import LaunchError  # noqa: PLC0415
+    from kerncast.measure._session import Failure, LaunchSession  # noqa: PLC0415
+
+    root = Path(job["corpus_root"]) if job.get("corpus_root") else None
+    kernel = get_kernel(item["kernel"], root)
+    config = kernel.launch(item["size"], item.get("tunables") or {})
+    record = {"kernel": kernel.name, "entry": kernel.entry, "config": config.label(),
+              "size": config.size, "launched": False, "status": "ok", "error": "",
+              "grid": str(tuple((list(config.grid) + [1, 1, 1])[:3])),
+              "block": str(tuple((list(config.block) + [1, 1, 1])[:3]))}
+    try:
+        with LaunchSession(backend, kernel, config, seed=job.get("seed", 0),
+                           prep_dir=job.get("prep_dir")) as session:
+            record["resources"] = session.resources
+            session.restore()
+            backend.synchronize()
+            record["launched"] = True
+            backend.launch(session.compiled, config, session.dev)
+            backend.synchronize()
+    except Failure as exc:
+        record.update(status=exc.status, error=exc.error)
+    except LaunchError as exc:
+        record.update(status="launch_failed", error=str(exc))
+    return record
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    job = json.loads(Path(argv[0]).read_text())
+    from kerncast.measure._factory import make_backend  # noqa: PLC0415
+
+    with open(job["manifest"], "a") as manifest:
+        backend = make_backend(job.get("backend", "cupy"), device=job.get("device"))
+        _write(manifest, {"describe": backend.describe(), "device_key": backend.device_key,
+                          "sm_count": backend.sm_count})
+        for index, item in enumerate(job["items"]):
+            try:
+                record = _one(backend, item, job)
+            except Exception as exc:  # noqa: BLE001 (one broken item must not stop the batch)
+                record = {"kernel": item["kernel"], "launched": False, "status": "crash",
+                          "error": f"{type(exc).__name__}: {exc}",
+                          "trace": traceback.format_exc()[-1500:]}
+            _write(manifest, {"index": index, **record})
+            if record.get("status") == "launch_failed":
+                return 3  # the context is unusable: the rest are retried in a new batch
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,147 @@
+"""What a campaign measures: items grouped by (kernel, size), minus what is already recorded.
+
+An :class:`Item` is one measurement that yields the rows of one table: a ``times``
+row, the ``samples`` rows of one configuration, an ``energy`` row, one
+``sm-sweep`` point, a ``counters`` row, or a ``cpu`` row. Items are grouped into
+units of one (kernel, size), the granularity at which inputs are prepared and
+scratch files removed. Resuming skips every item whose key already has a row (an
+``ok`` row, with ``retry_failed``). Nothing here hard-codes kernels: the plan comes
+from whatever the corpus holds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from kerncast._errors import InputError
+from kerncast.corpus import CorpusKernel, LaunchConfig
+
+__all__ = ["EXPERIMENTS", "TABLE_OF", "Item", "Unit", "done_keys", "item_key", "plan_units"]
+
+# Experiments in the order a unit runs them, and the table each one fills.
+EXPERIMENTS = ("times", "samples", "energy", "sm-sweep", "counters", "cpu")
+TABLE_OF = {"times": "times", "sm-sweep": "times", "samples": "samples", "energy": "energy",
+            "counters": "counters", "cpu": "cpu"}
+# Configurations measured per experiment with --configs auto.
+AUTO_CONFIGS = {"times": "all", "counters": "all", "samples": "all", "energy": "default",
+                "sm-sweep": "default", "cpu": "default"}
+DEFAULT_SM_COUNTS = (8, 16, 24, 32, 48, 64, 96)
+
+
+@dataclass(frozen=True)
+class Item:
+    """One measurement of a campaign."""
+
+    id: int
+    experiment: str
+    kernel: str
+    size: str
+    config: str
+    tunables: tuple[tuple[str, int], ...]
+    language: str
+    sm_count: int | None = None
+
+    @property
+    def table(self) -> str:
+        return TABLE_OF[self.experiment]
+
+    def job(self) -> dict[str, Any]:
+        """The item as the worker reads it."""
+        return {"id": self.id, "experiment": self.experiment, "kernel": self.kernel,
+                "size": self.size, "tunables": dict(self.tunables), "sm_count": self.sm_count}
+
+
+@dataclass
+class Unit:
+    """The items of one (kernel, size)."""
+
+    kernel: CorpusKernel
+    size: str
+    items: list[Item] = field(default_factory=list)
+
+    def configs(self) -> list[LaunchConfig]:
+        """The distinct launch configurations its items measure."""
+        seen: dict[str, LaunchConfig] = {}
+        for item in self.items:
+            if item.experiment != "cpu" and item.config not in seen:
+                seen[item.config] = self.kernel.launch(self.size, dict(item.tunables))
+        return list(seen.values())
+
+
+def _configs(kernel: CorpusKernel, size: str, mode: str) -> list[LaunchConfig]:
+    if mode == "default":
+        return [kernel.launch(size)]
+    return kernel.launches(size)
+
+
+def item_key(item: Item, device: str) -> tuple:
+    """The key under which an item's rows are recorded (see :func:`done_keys`)."""
+    if item.experiment in ("times", "sm-sweep"):
+        return ("times", item.experiment, item.kernel, item.language, item.size, item.config,
+                device, item.sm_count or 0)
+    return (item.table, item.kernel, item.language, item.size, item.config, device)
+
+
+def done_keys(dataset: Any, total_sms: int, ok_only: bool = False) -> set[tuple]:
+    """Keys (as :func:`item_key` builds them) of the rows a dataset already holds."""
+    keys: set[tuple] = set()
+    for table, frame in dataset.tables().items():
+        if not len(frame):
+            continue
+        if ok_only:
+            frame = frame[frame["status"] == "ok"]
+        for row in frame.to_dict("records"):
+            if table == "times":
+                experiment = row.get("experiment") or "times"
+                requested = row.get("sm_count_requested") or row["sm_count"]
+                sms = 0 if experiment == "times" else int(requested)
+                keys.add(("times", experiment, row["kernel"], row["language"], row["size"],
+                          row["config"], row["device"], sms))
+            else:
+                keys.add((table, row["kernel"], row["language"], row["size"], row["config"],
+                          row["device"]))
+    return keys
+
+
+def plan_units(kernels: list[CorpusKernel], sizes: list[str], experiments: list[str], *,
+               language: str, configs: str = "auto", sm_counts: tuple[int, ...] = DEFAULT_SM_COUNTS,
+               total_sms: int = 0) -> tuple[list[Unit], list[str]]:
+    """Units of (kernel, size) with their items, and notes on what was left out."""
+    unknown = [e for e in experiments if e not in EXPERIMENTS]
+    if unknown:
+        raise InputError(f"unknown experiment(s) {', '.join(unknown)}; choose from "
+                         f"{', '.join(EXPERIMENTS)}")
+    if configs not in ("auto", "all", "default"):
+        raise InputError(f"--configs {configs!r}: choose auto, all or default")
+    order = [e for e in EXPERIMENTS if e in experiments]
+    units, notes, next_id = [], [], 0
+    counts = sorted({int(n) for n in sm_counts if 0 < int(n) < (total_sms or 1 << 30)})
+    if "sm-sweep" in order and total_sms and any(int(n) >= total_sms for n in sm_counts):
+        notes.append(f"sm-sweep measures fewer than {total_sms} SMs; the whole-GPU point is "
+                     "the times experiment's row")
+    for kernel in kernels:
+        gpu_ok = language in kernel.languages
+        if not gpu_ok and any(e != "cpu" for e in order):
+            notes.append(f"{kernel.name}: no {language} version; only its cpu experiment runs")
+        for size in sizes:
+            if size not in kernel.spec.sizes:
+                notes.append(f"{kernel.name}: no size {size!r}")
+                continue
+            unit = Unit(kernel, size)
+            for experiment in order:
+                if experiment != "cpu" and not gpu_ok:
+                    continue
+                mode = AUTO_CONFIGS[experiment] if configs == "auto" else configs
+                if experiment == "cpu":
+                    mode = "default"
+                lang = "c" if experiment == "cpu" else language
+                for config in _configs(kernel, size, mode):
+                    for sms in (counts if experiment == "sm-sweep" else [None]):
+                        unit.items.append(Item(next_id, experiment, kernel.name, size,
+                                               config.label(), tuple(sorted(config.tunables.items())),
+                                               lang, sms))
+                        next_id += 1
+            if unit.items:
+                units.append(unit)
+    return units, notes

@@ -1,0 +1,164 @@
+"""Inputs and reference outputs, prepared once per (kernel, size) where the launch does not matter.
+
+Generating inputs and running the NumPy reference can take seconds at size
+``large``, far longer than timing a launch. Most kernels' inputs and outputs do not
+depend on the launch configuration; :func:`sharing` finds out by comparing them at
+size ``small`` across the whole launch space (cheap), and :func:`prepare_unit` then
+writes them once per (kernel, size) to a scratch directory as ``.npy`` files (per
+configuration only where they differ). Campaigns run it in a process pool ahead of
+the GPU work; :func:`load_prepared` reads the files back (or computes inline when
+there are none).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from kerncast.corpus import CorpusKernel, LaunchConfig, expected_outputs, make_args
+from kerncast.corpus._data import poison
+
+__all__ = ["Prepared", "Sharing", "load_prepared", "prepare", "prepare_unit", "sharing"]
+
+
+@dataclass
+class Prepared:
+    """Host arguments of one launch (outputs poisoned) and the reference outputs."""
+
+    args: dict[str, object]
+    want: dict[str, np.ndarray]
+
+    def buffer_bytes(self) -> int:
+        return sum(v.nbytes for v in self.args.values() if isinstance(v, np.ndarray))
+
+
+@dataclass(frozen=True)
+class Sharing:
+    """Whether every configuration of a kernel gets the same inputs / reference outputs."""
+
+    inputs: bool
+    reference: bool
+
+
+def prepare(kernel: CorpusKernel, config: LaunchConfig, seed: int = 0,
+            reference: bool = True) -> Prepared:
+    """Generate the arguments (and compute the reference) for one launch, inline."""
+    args = make_args(kernel, config, seed)
+    return Prepared(args, expected_outputs(kernel, args, config) if reference else {})
+
+
+def _input_names(kernel: CorpusKernel) -> list[str]:
+    return [a.name for a in kernel.spec.args if a.kind == "buffer" and a.intent != "out"]
+
+
+def _same(a: dict, b: dict) -> bool:
+    return a.keys() == b.keys() and all(
+        np.asarray(a[k]).shape == np.asarray(b[k]).shape and np.array_equal(a[k], b[k], equal_nan=True)
+        for k in a)
+
+
+def _probe(kernel: CorpusKernel, seed: int) -> Sharing:
+    size = "small" if "small" in kernel.spec.sizes else next(iter(kernel.spec.sizes))
+    first_in = first_out = None
+    inputs = reference = True
+    for config in kernel.launches(size):
+        args = make_args(kernel, config, seed)
+        ins = {n: args[n] for n in _input_names(kernel)}
+        outs = expected_outputs(kernel, args, config)
+        if first_in is None:
+            first_in, first_out = ins, outs
+            continue
+        inputs = inputs and _same(first_in, ins)
+        reference = reference and _same(first_out, outs)
+        if not inputs and not reference:
+            break
+    return Sharing(inputs, inputs and reference)
+
+
+_SHARING: dict[tuple[str, str, int], Sharing] = {}
+
+
+def sharing(kernel: CorpusKernel, seed: int = 0) -> Sharing:
+    """Compare inputs and reference outputs across the launch space at size small."""
+    key = (str(kernel.app.directory), kernel.name, seed)
+    if key not in _SHARING:
+        _SHARING[key] = _probe(kernel, seed)
+    return _SHARING[key]
+
+
+def _tag(config: LaunchConfig) -> str:
+    return hashlib.sha1(config.label().encode()).hexdigest()[:12]
+
+
+def _unit_dir(root: Path, kernel: CorpusKernel, size: str) -> Path:
+    return Path(root) / kernel.name / size
+
+
+def _save_all(directory: Path, arrays: dict) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, array in arrays.items():
+        np.save(directory / f"{name}.npy", np.asarray(array))
+
+
+def prepare_unit(kernel: CorpusKernel, size: str, configs: list[LaunchConfig], root: str | Path,
+                 seed: int = 0) -> Path:
+    """Write inputs and references of ``configs`` (all at ``size``) under ``root``."""
+    share = sharing(kernel, seed)
+    unit = _unit_dir(Path(root), kernel, size)
+    done_inputs = done_reference = False
+    for config in configs:
+        if done_inputs and done_reference:
+            break
+        args = make_args(kernel, config, seed)
+        if not done_inputs:
+            tag = "inputs" if share.inputs else f"inputs-{_tag(config)}"
+            _save_all(unit / tag, {n: args[n] for n in _input_names(kernel)})
+            done_inputs = share.inputs
+        if not done_reference:
+            tag = "expected" if share.reference else f"expected-{_tag(config)}"
+            _save_all(unit / tag, expected_outputs(kernel, args, config))
+            done_reference = share.reference
+    manifest = {"seed": seed, "inputs_shared": share.inputs, "reference_shared": share.reference,
+                "configs": [c.label() for c in configs]}
+    tmp = unit / ".manifest.json.tmp"
+    tmp.write_text(json.dumps(manifest))
+    os.replace(tmp, unit / "manifest.json")
+    return unit
+
+
+def _load_dir(directory: Path) -> dict[str, np.ndarray]:
+    return {p.stem: np.load(p, mmap_mode="r") for p in sorted(directory.glob("*.npy"))}
+
+
+def load_prepared(kernel: CorpusKernel, config: LaunchConfig, seed: int = 0,
+                  root: str | Path | None = None, reference: bool = True) -> Prepared:
+    """The prepared arguments of one launch: from ``root`` if prepared there, else inline.
+
+    With ``reference=False`` (sampled runs, energy loops, profiling) no reference is
+    computed and ``want`` is empty.
+    """
+    unit = _unit_dir(Path(root), kernel, config.size) if root else None
+    manifest_path = unit / "manifest.json" if unit else None
+    if manifest_path is None or not manifest_path.exists():
+        return prepare(kernel, config, seed, reference)
+    manifest = json.loads(manifest_path.read_text())
+    if manifest["seed"] != seed or config.label() not in manifest["configs"]:
+        return prepare(kernel, config, seed, reference)
+    tag = _tag(config)
+    inputs = _load_dir(unit / ("inputs" if manifest["inputs_shared"] else f"inputs-{tag}"))
+    want = _load_dir(unit / ("expected" if manifest["reference_shared"] else f"expected-{tag}")) \
+        if reference else {}
+    args: dict[str, object] = {}
+    for arg in kernel.spec.args:
+        if arg.kind == "scalar":
+            args[arg.name] = np.dtype(arg.dtype).type(kernel.scalar_value(arg, config))
+        elif arg.intent == "out":
+            args[arg.name] = poison(np.dtype(arg.dtype), kernel.buffer_elements(arg, config))
+        else:
+            args[arg.name] = np.ascontiguousarray(inputs[arg.name])
+    return Prepared(args, {k: np.asarray(v) for k, v in want.items()})

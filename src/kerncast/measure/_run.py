@@ -1,0 +1,239 @@
+"""Measure one launch configuration as a performance engineer would, and say what happened.
+
+:func:`measure_config` is the harness around :func:`time_repeatedly` that every
+backend's ``times`` rows come from:
+
+1. compile (a compiler error is a ``compile_failed`` row) and read the function's
+   registers and shared memory; refuse launches the device cannot run;
+2. refuse, before allocating anything, sizes whose buffers do not fit in device
+   memory (``too_large``);
+3. upload the inputs (outputs poisoned), in several copies cycled between launches
+   when all buffers fit in twice the L2 cache, and keep a pristine device copy of
+   every ``inout`` buffer, restored before every launch outside the timed interval;
+4. time with warm-up and the stopping rule, reading the clocks before and after;
+5. compare every copy's outputs with the NumPy reference: an output never written
+   or outside the spec's tolerance makes a ``wrong_output`` row whose ``error``
+   names the first mismatch.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import numpy as np
+
+from kerncast._errors import InputError
+from kerncast.corpus import CorpusKernel, LaunchConfig, compare_outputs
+from kerncast.corpus._data import poison
+from kerncast.measure._backend import Backend, CompileError, Compiled, DeviceMemoryError, LaunchError
+from kerncast.measure._prep import Prepared, load_prepared
+from kerncast.measure._provenance import NullMonitor, row_provenance, static_provenance
+from kerncast.measure._timing import TimingPolicy, time_repeatedly
+
+__all__ = ["TooLarge", "check_launchable", "failure_row", "launch_columns", "measure_config", "output_problems",
+           "plan_input_sets", "buffer_bytes"]
+
+GiB = float(1 << 30)
+MEMORY_MARGIN = 0.9  # use at most this fraction of the free device memory
+
+
+class TooLarge(Exception):
+    """The buffers do not fit in device memory."""
+
+
+def _xyz(dims: tuple[int, ...]) -> tuple[int, int, int]:
+    return tuple((list(dims) + [1, 1, 1])[:3])  # type: ignore[return-value]
+
+
+def launch_columns(kernel: CorpusKernel, config: LaunchConfig, language: str, device: str,
+                   sm_count: int) -> dict[str, Any]:
+    """Key and launch-geometry columns of a row."""
+    gx, gy, gz = _xyz(config.grid)
+    bx, by, bz = _xyz(config.block)
+    return {
+        "kernel": kernel.name, "language": language, "size": config.size,
+        "config": config.label(), "device": device, "sm_count": int(sm_count),
+        "grid_x": gx, "grid_y": gy, "grid_z": gz, "block_x": bx, "block_y": by, "block_z": bz,
+        "blocks": config.blocks, "threads_per_block": config.threads_per_block,
+        "dynamic_shared": config.dynamic_shared,
+        "tunables": json.dumps(config.tunables, sort_keys=True),
+        "params": json.dumps(config.params, sort_keys=True, default=float),
+    }
+
+
+def _unwritten(name: str, actual: np.ndarray, expected: np.ndarray) -> str | None:
+    if actual.shape != expected.shape:
+        return None
+    marker = poison(actual.dtype, 1)[0]
+    if actual.dtype.kind == "f":
+        mask = np.isnan(actual) & ~np.isnan(expected.astype(np.float64))
+    else:
+        mask = (actual == marker) & (expected != marker)
+    count = int(mask.sum())
+    if not count:
+        return None
+    first = int(np.flatnonzero(mask)[0])
+    return (f"{name}: {count} of {mask.size} elements never written (still poisoned), "
+            f"first at [{first}]")
+
+
+def output_problems(kernel: CorpusKernel, got: dict, want: dict) -> list[str]:
+    """Unwritten (still poisoned) outputs first, then values outside the tolerance."""
+    intents = {a.name: a.intent for a in kernel.spec.args}
+    problems = []
+    for name, expected in want.items():
+        if intents.get(name) == "out":
+            actual = np.asarray(got[name]).reshape(-1)
+            found = _unwritten(name, actual, np.asarray(expected).reshape(-1))
+            if found:
+                problems.append(found)
+    return problems + compare_outputs(kernel, got, want)
+
+
+def buffer_bytes(kernel: CorpusKernel, config: LaunchConfig) -> dict[str, tuple[int, str]]:
+    """Bytes and intent of every buffer of a launch, from the spec (nothing generated)."""
+    return {a.name: (kernel.buffer_elements(a, config) * np.dtype(a.dtype).itemsize, a.intent)
+            for a in kernel.spec.args if a.kind == "buffer"}
+
+
+def plan_input_sets(backend: Backend, kernel: CorpusKernel, config: LaunchConfig,
+                    policy: TimingPolicy, rotate: bool = True) -> int:
+    """How many copies of the buffers to cycle; raise :class:`TooLarge` if one does not fit."""
+    sizes = buffer_bytes(kernel, config)
+    one = sum(b for b, _ in sizes.values())
+    inout = sum(b for b, intent in sizes.values() if intent == "inout")
+    flush = 2 * backend.l2_bytes if backend.kind == "gpu" else 0
+    free, total = backend.memory_info()
+    budget = MEMORY_MARGIN * free - inout - flush
+    where = f"{kernel.name} at size {config.size!r}"
+    if one > budget:
+        extra = " and its L2 flush buffer" if flush else ""
+        raise TooLarge(
+            f"{where} needs {one / GiB:.2f} GiB of device memory for its buffers "
+            f"(+{(inout + flush) / GiB:.2f} GiB for pristine inout copies{extra}), but "
+            f"{free / GiB:.2f} GiB of {total / GiB:.1f} GiB are free on {backend.device_key}; "
+            "measure a smaller size")
+    limit = getattr(backend, "max_buffer_bytes", None)
+    largest = max((b for b, _ in sizes.values()), default=0)
+    if limit and largest > limit:
+        raise TooLarge(f"{where} has a buffer of {largest / GiB:.2f} GiB, but "
+                       f"{backend.device_key} allocates at most {limit / GiB:.2f} GiB in one "
+                       "buffer; measure a smaller size")
+    if not (rotate and policy.rotate_inputs and backend.l2_bytes) or one > 2 * backend.l2_bytes:
+        return 1
+    wanted = math.ceil(2 * backend.l2_bytes / max(one, 1)) + 1
+    fits = int(budget // max(one, 1))
+    return max(1, min(policy.max_input_sets, wanted, fits))
+
+
+def failure_row(row: dict, status: str, error: str) -> dict:
+    """Fill a row's outcome columns for a failure."""
+    row.update(status=status, error=error.strip()[:2000], repetitions=0, converged=False,
+               warmup=0)
+    return row
+
+
+def check_launchable(backend: Backend, config: LaunchConfig, compiled: Compiled) -> str | None:
+    if backend.kind != "gpu" or backend.device_key.startswith("cpu:"):
+        return None
+    from kerncast.devices import occupancy  # noqa: PLC0415
+
+    res = compiled.resources
+    if res.max_threads_per_block is not None and config.threads_per_block > res.max_threads_per_block:
+        return (f"{config.threads_per_block} threads per block exceed the compiled function's "
+                f"limit of {res.max_threads_per_block} (registers {res.registers})")
+    try:
+        occ = occupancy(backend.device_key, config.threads_per_block, res.registers or 0,
+                        (res.static_shared or 0) + config.dynamic_shared)
+    except InputError as exc:
+        return str(exc)
+    if occ.blocks_per_sm == 0:
+        return f"no block of this launch fits on an SM ({occ.limiting} limit)"
+    return None
+
+
+def _time(backend, compiled, config, kernel, prepared, sets_count, policy):
+    """Upload, time and download; returns (stats, outputs of every set)."""
+    inout = [a.name for a in kernel.spec.args if a.kind == "buffer" and a.intent == "inout"]
+    sets, pristine = [], {}
+    try:
+        pristine = backend.upload({n: prepared.args[n] for n in inout})
+        for _ in range(sets_count):
+            sets.append(backend.upload(prepared.args))
+
+        used: set[int] = set()
+
+        def before(i: int) -> None:
+            for name in inout:
+                backend.copy(sets[i % len(sets)][name], pristine[name])
+
+        def launch_once(i: int) -> float:
+            used.add(i % len(sets))
+            return backend.time_launch(compiled, config, sets[i % len(sets)],
+                                       before=(lambda: before(i)) if inout else None)
+
+        stats = time_repeatedly(launch_once, policy)
+        backend.synchronize()
+        templates = {name: prepared.args[name] for name in prepared.want}
+        outputs = [backend.download(sets[i], templates) for i in sorted(used)] \
+            if policy.check else []
+        return stats, outputs
+    finally:
+        for dev in [*sets, pristine]:
+            backend.free(dev)
+
+
+def measure_config(backend: Backend, kernel: CorpusKernel, config: LaunchConfig, *,
+                   prepared: Prepared | None = None, policy: TimingPolicy | None = None,
+                   seed: int = 0, monitor: Any = None, experiment: str = "times",
+                   sm_count_requested: int | None = None, prep_dir: str | None = None) -> dict:
+    """Measure one launch configuration; return its ``times`` row (never raises for a
+    kernel's failure: compile errors, launch errors, wrong outputs, sizes that do not fit
+    all become rows with their status)."""
+    policy = policy or TimingPolicy()
+    monitor = monitor or NullMonitor()
+    row = launch_columns(kernel, config, backend.language, backend.device_key, backend.sm_count)
+    row.update(experiment=experiment, input_sets=0,
+               sm_count_requested=int(sm_count_requested or backend.sm_count))
+    before = monitor.clocks()
+    static = static_provenance(backend)
+
+    def done(status: str, error: str = "") -> dict:
+        if status != "ok":
+            failure_row(row, status, error)
+        else:
+            row.update(status="ok", error="")
+        row.update(row_provenance(static, before, monitor.clocks(), seed))
+        return row
+
+    try:
+        compiled = backend.compile(kernel, config)
+    except CompileError as exc:
+        return done("compile_failed", str(exc))
+    row.update(compiled.resources.columns())
+    problem = check_launchable(backend, config, compiled)
+    if problem:
+        return done("invalid_config", problem)
+    try:
+        sets = plan_input_sets(backend, kernel, config, policy)
+    except TooLarge as exc:
+        return done("too_large", str(exc))
+    row["input_sets"] = sets
+    prepared = prepared or load_prepared(kernel, config, seed, prep_dir)
+    try:
+        stats, outputs = _time(backend, compiled, config, kernel, prepared, sets, policy)
+    except DeviceMemoryError as exc:
+        return done("out_of_memory", str(exc))
+    except LaunchError as exc:
+        return done("launch_failed", str(exc))
+    row.update(stats.columns())
+    for index, got in enumerate(outputs):
+        problems = output_problems(kernel, got, prepared.want)
+        if problems:
+            where = f" (input copy {index})" if len(outputs) > 1 else ""
+            done("wrong_output", "; ".join(problems) + where)
+            row.update(stats.columns())
+            return row
+    return done("ok")

@@ -1,0 +1,130 @@
+"""Sampled runs for the sampling model: the first k·Psat·N_SM blocks of a launch.
+
+Psat is the number of blocks resident on one SM (:func:`kerncast.devices.occupancy`
+with the kernel's real registers and shared memory) and N_SM the SMs in use, so a
+sample of multiplier k runs k full waves of blocks. The multipliers are 1, 2, 3, 4,
+5, then doubling (10, 20, 40, ...) until a sample covers at least 5% of the full
+launch's blocks or takes 200 µs (on a 132-SM GPU a few waves take 5-20 µs, too close
+to the launch floor to extrapolate from). Multi-dimensional grids are cut into
+whole rows of blocks: ``grid_y' = ceil(K / grid_x)`` with the same ``grid_x`` (and
+whole x-y planes for 3-D grids). Every sample is timed twice: with a warm L2
+(repeated launches) and with a cold one (a kernel writing twice the L2's size runs
+before each launch, outside the timed interval, with the busy-wait kernel between).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+from collections.abc import Iterator
+from typing import Any
+
+from kerncast.corpus import CorpusKernel, LaunchConfig
+from kerncast.measure._backend import Backend, LaunchError
+from kerncast.measure._prep import Prepared
+from kerncast.measure._provenance import NullMonitor, row_provenance, static_provenance
+from kerncast.measure._run import failure_row, launch_columns
+from kerncast.measure._session import Failure, LaunchSession
+from kerncast.measure._timing import TimingPolicy, time_repeatedly
+
+__all__ = ["SAMPLE_MAX_FRACTION", "SAMPLE_MAX_SECONDS", "measure_samples", "multipliers",
+           "resident_blocks", "sampled_grid"]
+
+SAMPLE_MAX_FRACTION = 0.05
+SAMPLE_MAX_SECONDS = 200e-6
+
+
+def multipliers() -> Iterator[int]:
+    """1, 2, 3, 4, 5, 10, 20, 40, ..."""
+    return itertools.chain(range(1, 6), (5 * 2 ** i for i in itertools.count(1)))
+
+
+def sampled_grid(grid: tuple[int, ...], blocks: int) -> tuple[int, int, int]:
+    """The grid of the first ``blocks`` blocks, cut into whole rows (or planes)."""
+    gx, gy, gz = (list(grid) + [1, 1, 1])[:3]
+    blocks = max(1, int(blocks))
+    if blocks >= gx * gy * gz:
+        return gx, gy, gz
+    if gy == 1 and gz == 1:
+        return blocks, 1, 1
+    if blocks <= gx * gy:
+        return gx, min(gy, math.ceil(blocks / gx)), 1
+    return gx, gy, min(gz, math.ceil(blocks / (gx * gy)))
+
+
+def resident_blocks(backend: Backend, config: LaunchConfig, resources: dict) -> int:
+    """Psat: resident blocks per SM (1 work-group per compute unit on CPU devices)."""
+    if backend.kind != "gpu" or backend.device_key.startswith("cpu:"):
+        return 1
+    from kerncast.devices import occupancy  # noqa: PLC0415
+
+    shared = (resources.get("static_shared") or 0) + config.dynamic_shared
+    return occupancy(backend.device_key, config.threads_per_block,
+                     resources.get("registers") or 0, shared).blocks_per_sm
+
+
+def _sample_rows(session: LaunchSession, config: LaunchConfig, psat: int,
+                 policy: TimingPolicy) -> Iterator[dict]:
+    backend, full = session.backend, config.blocks
+    previous = None
+    for k in multipliers():
+        wanted = k * psat * backend.sm_count
+        grid = sampled_grid(config.grid, wanted)
+        launched = math.prod(grid)
+        if launched >= full:
+            return
+        if grid == previous:
+            continue
+        previous = grid
+        sample = dataclasses.replace(config, grid=grid)
+        warm = None
+        for state in ("warm", "cold"):
+            def before(state=state) -> None:
+                session.restore()
+                if state == "cold":
+                    backend.flush_l2()
+
+            stats = time_repeatedly(
+                lambda i: backend.time_launch(session.compiled, sample, session.dev, before),
+                policy)
+            warm = stats.median if state == "warm" else warm
+            yield {"k": k, "psat": psat, "blocks_requested": wanted, "blocks_launched": launched,
+                   "grid_fraction": launched / full, "sample_grid_x": grid[0],
+                   "sample_grid_y": grid[1], "sample_grid_z": grid[2], "l2_state": state,
+                   **stats.columns()}
+        if k >= 5 and (launched / full >= SAMPLE_MAX_FRACTION or warm >= SAMPLE_MAX_SECONDS):
+            return
+
+
+def measure_samples(backend: Backend, kernel: CorpusKernel, config: LaunchConfig, *,
+                    prepared: Prepared | None = None, policy: TimingPolicy | None = None,
+                    seed: int = 0, monitor: Any = None, prep_dir: str | None = None) -> list[dict]:
+    """Sampled runs of one launch configuration: ``samples`` rows (a failure is one row)."""
+    policy = policy or TimingPolicy()
+    monitor = monitor or NullMonitor()
+    base = launch_columns(kernel, config, backend.language, backend.device_key, backend.sm_count)
+    static = static_provenance(backend)
+    before = monitor.clocks()
+    rows: list[dict] = []
+    try:
+        with LaunchSession(backend, kernel, config, prepared=prepared, seed=seed,
+                           prep_dir=prep_dir) as session:
+            base.update(session.resources)
+            psat = resident_blocks(backend, config, session.resources)
+            for sample in _sample_rows(session, config, psat, policy):
+                rows.append({**base, **sample, "status": "ok", "error": ""})
+    except Failure as exc:
+        rows = [failure_row({**base, "k": 0, "psat": 0, "blocks_requested": 0,
+                             "blocks_launched": 0, "grid_fraction": 0.0, "sample_grid_x": 0,
+                             "sample_grid_y": 0, "sample_grid_z": 0, "l2_state": ""},
+                            exc.status, exc.error)]
+    except LaunchError as exc:
+        rows.append(failure_row({**base, "k": -1, "psat": 0, "blocks_requested": 0,
+                                 "blocks_launched": 0, "grid_fraction": 0.0, "sample_grid_x": 0,
+                                 "sample_grid_y": 0, "sample_grid_z": 0, "l2_state": ""},
+                                "launch_failed", str(exc)))
+    prov = row_provenance(static, before, monitor.clocks(), seed)
+    for row in rows:
+        row.update(prov)
+    return rows

@@ -1,0 +1,166 @@
+"""The measuring child process of a campaign.
+
+Run as ``python -m kerncast.measure._worker JOB.json``; it measures the job's items
+one after another and reports on standard output, one line per event::
+
+    KC:READY {describe}          the backend is up (its provenance)
+    KC:START <id>                an item begins
+    KC:ROW <table> {row}         a row of that item
+    KC:DONE <id>                 the item's rows are complete
+    KC:STOPPED                   the deadline came; no new item was started
+    KC:FATAL <message>           nothing can be measured here (no GPU, no library)
+
+The parent commits an item's rows only after ``KC:DONE``, kills the child when an
+item exceeds its timeout, and writes the failure row of an item in flight when the
+child dies. After a launch failure (the CUDA context may be unusable) the child exits
+with status 3 and the parent starts a new one for the remaining items.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+__all__ = ["RESTART_EXIT", "main"]
+
+RESTART_EXIT = 3
+
+
+def _emit(tag: str, payload: str = "") -> None:
+    sys.stdout.write(f"KC:{tag} {payload}\n" if payload else f"KC:{tag}\n")
+    sys.stdout.flush()
+
+
+def _json(obj: Any) -> str:
+    def default(value: Any) -> Any:
+        if hasattr(value, "item"):
+            return value.item()
+        return str(value)
+
+    def clean(value: Any) -> Any:
+        if isinstance(value, float) and not math.isfinite(value):
+            return None
+        return value
+
+    return json.dumps({k: clean(v) for k, v in obj.items()}, default=default)
+
+
+class _Runner:
+    """Backends, monitor and observers of one worker, created on first use."""
+
+    def __init__(self, job: dict):
+        self.job = job
+        self.root = Path(job["corpus_root"]) if job.get("corpus_root") else None
+        self._main = None
+        self._sweep: tuple[int, Any] | None = None
+        self._monitor = None
+        from kerncast.measure._timing import TimingPolicy  # noqa: PLC0415
+
+        self.policy = TimingPolicy(**job.get("policy", {}))
+
+    def main_backend(self):
+        if self._main is None:
+            from kerncast.measure._factory import make_backend  # noqa: PLC0415
+
+            self._main = make_backend(self.job["backend"], device=self.job.get("device"))
+            _emit("READY", _json(self._main.describe()))
+        return self._main
+
+    def sweep_backend(self, sm_count: int):
+        if self._sweep is None or self._sweep[0] != sm_count:
+            if self._sweep is not None:
+                self._sweep[1].close()
+            from kerncast.measure._factory import make_backend  # noqa: PLC0415
+
+            name = self.job.get("sweep_backend", "driver")
+            self._sweep = (sm_count, make_backend(name, device=self.job.get("device"),
+                                                  sm_count=sm_count))
+        return self._sweep[1]
+
+    def monitor(self, backend):
+        if self._monitor is None:
+            from kerncast.measure._api import monitor_for  # noqa: PLC0415
+
+            self._monitor = monitor_for(backend)
+        return self._monitor
+
+    def rows(self, item: dict) -> list[tuple[str, dict]]:
+        from kerncast.corpus import get_kernel  # noqa: PLC0415
+
+        kernel = get_kernel(item["kernel"], self.root)
+        config = kernel.launch(item["size"], item.get("tunables") or {})
+        common = {"seed": self.job.get("seed", 0), "prep_dir": self.job.get("prep_dir")}
+        experiment = item["experiment"]
+        if experiment == "cpu":
+            from kerncast.measure._cpu import measure_c  # noqa: PLC0415
+
+            return [("cpu", measure_c(kernel, config, seed=common["seed"],
+                                      timeout=self.job.get("item_timeout", 600)))]
+        if experiment == "sm-sweep":
+            backend = self.sweep_backend(item["sm_count"])
+        else:
+            if self._sweep is not None:  # back to the whole GPU: leave the green context
+                self._sweep[1].close()
+                self._sweep = None
+            backend = self.main_backend()
+        monitor = self.monitor(backend)
+        if experiment in ("times", "sm-sweep"):
+            row = backend.measure(kernel, config, policy=self.policy, monitor=monitor,
+                                  experiment=experiment,
+                                  sm_count_requested=item.get("sm_count"), **common)
+            return [("times", row)]
+        if experiment == "samples":
+            from kerncast.measure._samples import measure_samples  # noqa: PLC0415
+
+            rows = measure_samples(backend, kernel, config, policy=self.policy, monitor=monitor,
+                                   **common)
+            return [("samples", r) for r in rows]
+        if experiment == "energy":
+            from kerncast.measure._energy import measure_energy  # noqa: PLC0415
+            from kerncast.measure._nvml import NvmlEnergyObserver  # noqa: PLC0415
+
+            observer = NvmlEnergyObserver(monitor)
+            return [("energy", measure_energy(backend, kernel, config, observer, monitor=monitor,
+                                              **common))]
+        raise ValueError(f"unknown experiment {experiment!r}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    job = json.loads(Path(argv[0]).read_text())
+    runner = _Runner(job)
+    stop_at = job.get("stop_at")
+    from kerncast._errors import KerncastError, ToolchainError  # noqa: PLC0415
+
+    for item in job["items"]:
+        if stop_at is not None and time.time() >= stop_at:
+            _emit("STOPPED")
+            return 0
+        _emit("START", str(item["id"]))
+        try:
+            rows = runner.rows(item)
+        except ToolchainError as exc:
+            _emit("FATAL", str(exc).replace("\n", " "))
+            return 2
+        except KerncastError as exc:
+            _emit("FAILED", _json({"id": item["id"], "error": str(exc)}))
+            continue
+        except Exception as exc:  # noqa: BLE001 (reported as the item's failure by the parent)
+            sys.stderr.write(traceback.format_exc())
+            _emit("FAILED", _json({"id": item["id"], "error": f"{type(exc).__name__}: {exc}"}))
+            continue
+        for table, row in rows:
+            _emit("ROW", f"{table} {_json(row)}")
+        _emit("DONE", str(item["id"]))
+        if any(row.get("status") == "launch_failed" for _, row in rows):
+            return RESTART_EXIT
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,173 @@
+"""The CUDA backends' logic against stand-in CuPy and driver modules (no GPU needed)."""
+
+import sys
+import types
+
+import numpy as np
+import pytest
+
+from kerncast import InputError, ToolchainError
+from kerncast.corpus import get_kernel
+from kerncast.measure._backend import CompileError
+from kerncast.measure._run import measure_config
+from kerncast.measure._timing import TimingPolicy
+
+from .cuda_fakes import fake_cupy, fake_driver
+
+QUICK = TimingPolicy(warmup=1, warmup_s=0.0, min_reps=5, max_reps=6, budget_s=0.5)
+
+
+@pytest.fixture
+def log():
+    return []
+
+
+def _no_cubin(source, options, arch, name):
+    raise ToolchainError("no NVRTC here")
+
+
+def _cupy(monkeypatch, log, cubin=_no_cubin, **kw):
+    monkeypatch.setitem(sys.modules, "cupy", fake_cupy(log, **kw))
+    monkeypatch.setattr("kerncast.measure._nvrtc.cubin_file", cubin)
+    from kerncast.measure._cupy import CupyBackend
+
+    return CupyBackend
+
+
+def test_missing_cupy_says_what_to_use_instead(monkeypatch):
+    monkeypatch.setitem(sys.modules, "cupy", None)
+    from kerncast.measure._cupy import CupyBackend
+
+    with pytest.raises(ToolchainError) as info:
+        CupyBackend()
+    message = str(info.value)
+    assert "pip install cupy-cuda13x" in message and "--backend pocl" in message
+    assert "--backend replay" in message and "\n" not in message
+
+
+def test_no_gpu_is_a_one_line_error(monkeypatch, log):
+    backend = _cupy(monkeypatch, log, devices=0)
+    with pytest.raises(ToolchainError, match=r"^no CUDA GPU is usable \(.*no CUDA-capable"):
+        backend()
+
+
+def test_the_gpu_must_be_the_device_asked_for(monkeypatch, log):
+    backend = _cupy(monkeypatch, log)
+    assert backend(device="h100").device_key == "h100-sxm"
+    with pytest.raises(InputError, match=r"--device h200 was asked for, but the GPU here is "
+                                         r"'NVIDIA H100 80GB HBM3' \(h100-sxm\); pass --device h100-sxm"):
+        backend(device="h200")
+
+
+def test_modules_are_compiled_once_per_define_set(monkeypatch, log):
+    backend = _cupy(monkeypatch, log)(device="h100")
+    kernel = get_kernel("matmul_tiled")
+    first = backend.compile(kernel, kernel.launch("small", {"tile": 16}))
+    backend.compile(kernel, kernel.launch("small", {"tile": 16}))
+    backend.compile(kernel, kernel.launch("small", {"tile": 32}))
+    modules = [e for e in log if e.startswith("module")]
+    assert modules == ["module -std=c++17 -DPAD=0 -DTILE=16", "module -std=c++17 -DPAD=0 -DTILE=32"]
+    assert first.resources.registers == 40 and first.resources.static_shared == 2048
+
+
+def test_cupy_loads_the_shared_nvrtc_cubin(monkeypatch, log, tmp_path):
+    calls = []
+
+    def cubin(source, options, arch, name):
+        calls.append((options, arch, name))
+        return tmp_path / "k.cubin"
+
+    backend = _cupy(monkeypatch, log, cubin=cubin)(device="h100")
+    kernel = get_kernel("matmul_tiled")
+    backend.compile(kernel, kernel.launch("small", {"tile": 32}))
+    assert calls == [(("-std=c++17", "-DPAD=0", "-DTILE=32"), "sm_90", "matmul.cu")]
+    assert log[-1] == f"module {tmp_path / 'k.cubin'}"
+
+
+def test_compile_errors_become_compile_error(monkeypatch, log):
+    backend = _cupy(monkeypatch, log, compile_error="-DTILE=8")(device="h100")
+    kernel = get_kernel("matmul_tiled")
+    with pytest.raises(CompileError, match="identifier 'oops'"):
+        backend.compile(kernel, kernel.launch("small", {"tile": 8}))
+    row = measure_config(backend, kernel, kernel.launch("small", {"tile": 8}), policy=QUICK)
+    assert row["status"] == "compile_failed"
+
+
+def test_busy_wait_is_queued_before_the_start_event(monkeypatch, log):
+    backend = _cupy(monkeypatch, log, elapsed_ms=0.0042)(device="h100")
+    kernel = get_kernel("matmul_naive")
+    config = kernel.launch("small")
+    compiled = backend.compile(kernel, config)
+    dev = backend.upload({"a": np.zeros(4, np.float32), "n": np.int32(2)})
+    log.clear()
+    seconds = backend.time_launch(compiled, config, {**dev, "b": dev["a"], "c": dev["a"]},
+                                  before=lambda: log.append("before"))
+    assert seconds == pytest.approx(4.2e-6)
+    steps = [e.split()[0] + (" " + e.split()[1] if e.startswith("launch") else "") for e in log
+             if not e.startswith("module")]  # the helpers module compiles on first use
+    assert steps[:5] == ["before", "launch kc_spin", "record", "launch matmul_naive", "record"]
+    assert steps[5] == "event"
+
+
+def test_measure_config_through_cupy_checks_outputs(monkeypatch, log):
+    backend = _cupy(monkeypatch, log)(device="h100")
+    naive, tiled = get_kernel("matmul_naive"), get_kernel("matmul_tiled")
+    row = measure_config(backend, naive, naive.launch("small"), policy=QUICK)
+    assert row["status"] == "ok" and row["time_median_s"] == pytest.approx(4.2e-6)
+    assert row["backend"] == "cupy" and row["runtime_version"] == "13.0"
+    row = measure_config(backend, tiled, tiled.launch("small"), policy=QUICK)  # fake does nothing
+    assert row["status"] == "wrong_output" and "never written" in row["error"]
+
+
+def _driver(monkeypatch, log, **kw):
+    cu = fake_driver(log, **kw)
+    bindings = types.ModuleType("cuda.bindings")
+    bindings.driver = cu
+    cuda = types.ModuleType("cuda")
+    cuda.bindings = bindings
+    monkeypatch.setitem(sys.modules, "cuda", cuda)
+    monkeypatch.setitem(sys.modules, "cuda.bindings", bindings)
+    monkeypatch.setitem(sys.modules, "cuda.bindings.driver", cu)
+    monkeypatch.setattr("kerncast.measure._nvml.try_nvml", lambda *a: None)
+    from kerncast.measure._driver import DriverBackend
+
+    return DriverBackend
+
+
+def test_green_context_with_sixteen_sms(monkeypatch, log):
+    backend = _driver(monkeypatch, log)(device="h100", sm_count=16)
+    assert backend.sm_count == 16 and backend.sm_count_requested == 16
+    names = [e[0] for e in log if isinstance(e, tuple)]
+    i = names.index("cuDevSmResourceSplitByCount")
+    assert names[i - 1:i + 6] == ["cuDeviceGetDevResource", "cuDevSmResourceSplitByCount", "desc",
+                                  "cuGreenCtxCreate", "cuCtxFromGreenCtx", "cuCtxSetCurrent",
+                                  "cuGreenCtxStreamCreate"]
+    assert dict(log)["cuDevSmResourceSplitByCount"] == (1, 132, 0, 16)
+    assert backend.stream == "green-stream"
+
+
+def test_granted_sms_are_recorded_when_rounded_up(monkeypatch, log):
+    backend = _driver(monkeypatch, log, granularity=8)(device="h100", sm_count=12)
+    assert (backend.sm_count_requested, backend.sm_count) == (12, 16)
+
+
+def test_all_sms_use_the_whole_resource_unsplit(monkeypatch, log):
+    backend = _driver(monkeypatch, log)(device="h100", sm_count=132)
+    assert backend.sm_count == 132
+    assert "cuDevSmResourceSplitByCount" not in [e[0] for e in log if isinstance(e, tuple)]
+    assert ("desc", 132) in log
+
+
+def test_kernel_parameters_are_packed_as_pointers(monkeypatch, log):
+    from kerncast.measure._driver import DeviceBuffer
+
+    backend = _driver(monkeypatch, log)(device="h100", sm_count=16)
+    buf = DeviceBuffer(123456, 16, np.dtype(np.float32), (4,))
+    backend._launch("func", (3, 2), (16, 16), 0, [buf, np.int32(48), np.float64(0.5)])
+    call = [e for e in log if isinstance(e, tuple) and e[0] == "cuLaunchKernel"][-1][1]
+    assert call[:8] == ("func", 3, 2, 1, 16, 16, 1, 0) and call[8] == "green-stream"
+    holders, pointers = backend._held
+    assert int(pointers.ctypes.data) == call[9]
+    assert [h.ctypes.data for h in holders] == pointers.tolist()
+    assert holders[0][0] == 123456 and holders[1].dtype == np.int32 and holders[1][0] == 48
+    assert holders[2].dtype == np.float64

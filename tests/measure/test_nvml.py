@@ -1,0 +1,97 @@
+"""NVML, read only, through a stand-in pynvml module: clocks, versions, energy."""
+
+import sys
+import types
+
+import pytest
+
+from kerncast.measure._nvml import Nvml, NvmlEnergyObserver
+
+
+class FakeNVMLError(Exception):
+    pass
+
+
+def _fake_pynvml(energy_steps, power=250.0):
+    nv = types.ModuleType("pynvml")
+    nv.NVMLError = FakeNVMLError
+    nv.NVML_CLOCK_SM, nv.NVML_CLOCK_MEM = 1, 2
+    energy = iter(energy_steps)
+    nv.calls = []
+    nv.nvmlInit = lambda: nv.calls.append("init")
+    nv.nvmlDeviceGetHandleByIndex = lambda i: f"gpu{i}"
+    nv.nvmlDeviceGetHandleByPciBusId = lambda bus: "gpu-by-bus"
+    nv.nvmlDeviceGetClockInfo = lambda h, which: 1980 if which == 1 else 2619
+    nv.nvmlDeviceGetName = lambda h: b"NVIDIA H100 80GB HBM3"
+    nv.nvmlSystemGetDriverVersion = lambda: "580.159.04"
+    nv.nvmlSystemGetCudaDriverVersion_v2 = lambda: 13000
+    nv.nvmlDeviceGetTotalEnergyConsumption = lambda h: next(energy)
+    nv.nvmlDeviceGetPowerUsage = lambda h: int(power * 1000)
+    for setter in ("nvmlDeviceSetApplicationsClocks", "nvmlDeviceSetPowerManagementLimit",
+                   "nvmlDeviceSetGpuLockedClocks"):
+        setattr(nv, setter, lambda *a: (_ for _ in ()).throw(AssertionError("changed a setting")))
+    return nv
+
+
+@pytest.fixture
+def pynvml(monkeypatch):
+    nv = _fake_pynvml([1_000_000, 1_060_000])
+    monkeypatch.setitem(sys.modules, "pynvml", nv)
+    return nv
+
+
+def test_clocks_names_and_versions(pynvml):
+    nvml = Nvml(pci_bus_id="0000:01:00.0")
+    assert nvml.handle == "gpu-by-bus"
+    assert nvml.clocks() == (1980.0, 2619.0)
+    assert nvml.name() == "NVIDIA H100 80GB HBM3"
+    assert nvml.driver_version() == "580.159.04" and nvml.cuda_version() == "13.0"
+
+
+def test_energy_over_a_loop_from_the_total_energy_counter(pynvml):
+    ticks = iter([10.0, 10.3])  # the loop takes 0.3 s by the fake clock
+    observer = NvmlEnergyObserver(Nvml(), min_duration_s=0.2, sample_period_s=0.001,
+                                  clock=lambda: next(ticks))
+    done = []
+    result = observer.measure(lambda n: done.append(n) or n, launches=30_000, kernel_time_s=9e-6)
+    assert done == [30_000]
+    assert result["energy_j"] == pytest.approx(60.0)           # 60,000 mJ
+    assert result["avg_power_w"] == pytest.approx(200.0)        # 60 J / 0.3 s
+    assert result["energy_per_launch_j"] == pytest.approx(0.002)
+    assert result["idle_power_w"] == 250.0
+    assert result["gpu_busy_fraction"] == pytest.approx(30_000 * 9e-6 / 0.3)
+    assert result["time_per_launch_s"] == pytest.approx(1e-5)
+
+
+def test_launch_count_keeps_the_loop_above_the_minimum(pynvml):
+    observer = NvmlEnergyObserver(Nvml(), min_duration_s=0.2)
+    assert observer.launches_for(1e-3) == 240           # 1.2 x 0.2 s / 1 ms
+    assert observer.launches_for(1.0) == 1
+    assert observer.launches_for(float("nan")) == 1000
+    assert observer.launches_for(1e-9) == observer.max_launches
+
+
+def test_missing_nvml_names_the_package(monkeypatch):
+    from kerncast import ToolchainError
+
+    monkeypatch.setitem(sys.modules, "pynvml", None)
+    with pytest.raises(ToolchainError, match="install nvidia-ml-py"):
+        Nvml()
+
+
+def test_energy_row_from_a_backend_loop(pynvml, monkeypatch):
+    from kerncast.corpus import get_kernel
+    from kerncast.measure._energy import measure_energy
+
+    from .fakes import FakeBackend
+
+    pynvml.nvmlDeviceGetTotalEnergyConsumption = lambda h, _c=iter(range(0, 10**9, 50_000)): next(_c)
+    kernel = get_kernel("matmul_naive")
+    backend = FakeBackend(times=[1e-3], behaviours={"matmul_naive": "unwritten"})
+    nvml = Nvml()
+    row = measure_energy(backend, kernel, kernel.launch("small"),
+                         NvmlEnergyObserver(nvml, min_duration_s=0.0), monitor=nvml)
+    assert row["status"] == "ok" and row["launches"] > 0
+    assert row["energy_j"] == pytest.approx(50.0) and row["sm_clock_mhz_before"] == 1980.0
+    assert row["energy_per_launch_j"] == pytest.approx(50.0 / row["launches"])
+    assert "repetitions" not in row

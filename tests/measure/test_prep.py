@@ -1,0 +1,46 @@
+"""Inputs and references prepared once per (kernel, size) when the launch does not matter."""
+
+import numpy as np
+
+from kerncast.corpus import expected_outputs, get_kernel, make_args
+from kerncast.measure._prep import load_prepared, prepare_unit, sharing
+
+
+def test_matmul_shares_inputs_and_reference_across_configurations():
+    share = sharing(get_kernel("matmul_tiled"))
+    assert share.inputs and share.reference
+
+
+def test_prepared_files_give_the_same_arguments_as_inline(tmp_path):
+    kernel = get_kernel("matmul_naive")
+    configs = kernel.launches("small")
+    unit = prepare_unit(kernel, "small", configs, tmp_path, seed=4)
+    assert sorted(p.name for p in unit.iterdir()) == ["expected", "inputs", "manifest.json"]
+    for config in (configs[0], configs[-1]):
+        loaded = load_prepared(kernel, config, seed=4, root=tmp_path)
+        inline = make_args(kernel, config, 4)
+        for name, value in inline.items():
+            if isinstance(value, np.ndarray):
+                assert np.array_equal(loaded.args[name], value, equal_nan=True), name
+            else:
+                assert loaded.args[name] == value and type(loaded.args[name]) is type(value)
+        assert np.array_equal(loaded.want["c"], expected_outputs(kernel, inline, config)["c"])
+
+
+def test_another_seed_or_configuration_is_prepared_inline(tmp_path):
+    kernel = get_kernel("matmul_naive")
+    config = kernel.launch("small")
+    prepare_unit(kernel, "small", [config], tmp_path, seed=1)
+    other = kernel.launch("small", {"bx": 32, "by": 8})
+    loaded = load_prepared(kernel, other, seed=1, root=tmp_path)
+    assert np.array_equal(loaded.args["a"], make_args(kernel, other, 1)["a"])
+    reseeded = load_prepared(kernel, config, seed=2, root=tmp_path)
+    assert np.array_equal(reseeded.args["a"], make_args(kernel, config, 2)["a"])
+
+
+def test_outputs_are_poisoned_and_references_can_be_skipped(tmp_path):
+    kernel = get_kernel("matmul_naive")
+    config = kernel.launch("small")
+    prepare_unit(kernel, "small", [config], tmp_path)
+    loaded = load_prepared(kernel, config, root=tmp_path, reference=False)
+    assert np.isnan(loaded.args["c"]).all() and loaded.want == {}

@@ -1,0 +1,79 @@
+"""Sampled runs: which blocks, how many, warm and cold, and when to stop."""
+
+import itertools
+
+import pytest
+
+from kerncast.corpus import get_kernel
+from kerncast.measure._samples import measure_samples, multipliers, sampled_grid
+from kerncast.measure._timing import TimingPolicy
+
+from .fakes import FakeBackend
+
+QUICK = TimingPolicy(warmup=1, warmup_s=0.0, min_reps=5, max_reps=6, budget_s=0.2)
+
+
+def test_multipliers_are_one_to_five_then_doubling():
+    assert list(itertools.islice(multipliers(), 9)) == [1, 2, 3, 4, 5, 10, 20, 40, 80]
+
+
+@pytest.mark.parametrize("grid, blocks, expected", [
+    ((1000,), 264, (264, 1, 1)),            # 1-D: exactly the first K blocks
+    ((128, 128), 264, (128, 3, 1)),         # 2-D: whole rows, grid_y' = ceil(K / grid_x)
+    ((128, 128), 50, (128, 1, 1)),          # less than a row is a whole row
+    ((16, 16, 8), 600, (16, 16, 3)),        # 3-D: whole x-y planes
+    ((16, 16, 8), 40, (16, 3, 1)),
+    ((10, 10), 5000, (10, 10, 1)),          # never beyond the full grid
+])
+def test_sampled_grids_are_whole_rows_of_blocks(grid, blocks, expected):
+    assert sampled_grid(grid, blocks) == expected
+
+
+def test_samples_stop_at_five_percent_of_the_grid():
+    kernel = get_kernel("matmul_naive")
+    config = kernel.launch("large", {"bx": 32, "by": 1})  # 64 x 2048 = 131072 blocks
+    backend = FakeBackend(sm_count=8, times=[20e-6], behaviours={"matmul_naive": "unwritten"})
+    rows = measure_samples(backend, kernel, config, policy=QUICK, seed=1)
+    assert {r["status"] for r in rows} == {"ok"}
+    assert rows[0]["psat"] == 32  # 32-thread blocks, 32 registers: the limit of 32 per SM
+    ks = sorted({r["k"] for r in rows})
+    assert ks == [1, 2, 3, 4, 5, 10, 20, 40]  # 8 SMs x 32 = 256 blocks a wave
+    fraction = {r["k"]: r["grid_fraction"] for r in rows}
+    assert fraction[20] < 0.05 <= fraction[40]
+    assert rows[0]["blocks_requested"] == 256 and rows[0]["blocks_launched"] == 256
+    assert all(r["sample_grid_x"] == 64 and r["blocks_launched"] % 64 == 0 for r in rows)
+    assert {r["l2_state"] for r in rows} == {"warm", "cold"}
+    assert backend.events.count("flush") > 0  # cold runs flushed the L2 first
+
+
+def test_samples_stop_once_a_sample_takes_200_microseconds():
+    kernel = get_kernel("matmul_naive")
+    config = kernel.launch("large", {"bx": 32, "by": 1})
+    backend = FakeBackend(times=[300e-6], behaviours={"matmul_naive": "unwritten"})
+    rows = measure_samples(backend, kernel, config, policy=QUICK)
+    assert sorted({r["k"] for r in rows}) == [1, 2, 3, 4, 5]
+
+
+def test_sample_rows_carry_the_full_runs_key():
+    kernel = get_kernel("matmul_tiled")
+    config = kernel.launch("large")
+    rows = measure_samples(FakeBackend(behaviours={"matmul_tiled": "unwritten"}), kernel, config,
+                           policy=QUICK)
+    assert rows
+    assert {(r["kernel"], r["size"], r["config"], r["device"], r["sm_count"]) for r in rows} == \
+        {("matmul_tiled", "large", "pad=0,tile=16", "h100-sxm", 132)}
+    assert all(r["blocks"] == config.blocks for r in rows)
+
+
+def test_a_failed_compile_is_one_sample_row():
+    kernel = get_kernel("matmul_tiled")
+    rows = measure_samples(FakeBackend(behaviours={"matmul_tiled": "compile_error"}), kernel,
+                           kernel.launch("small"), policy=QUICK)
+    assert len(rows) == 1 and rows[0]["status"] == "compile_failed" and rows[0]["k"] == 0
+
+
+def test_samples_on_pocl_run_for_real(pocl):
+    kernel = get_kernel("matmul_naive")
+    rows = measure_samples(pocl, kernel, kernel.launch("small"), policy=QUICK)
+    assert rows and {r["status"] for r in rows} == {"ok"}
+    assert all(r["time_median_s"] > 0 for r in rows)
