@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from kerncast.corpus import get_kernel
-from kerncast.data import Dataset
+from kerncast.data import Dataset, schema
 
 CORPUS_KERNELS = ("matmul_naive", "matmul_tiled")
 FAKE_KERNELS = ("synthetic_stream", "synthetic_stencil")
@@ -101,6 +101,19 @@ def synthetic_dataset(kernels=CORPUS_KERNELS + FAKE_KERNELS, sizes=("small", "me
                        time_min_s=np.nan, time_iqr_s=np.nan, config="bx=9999")
             part.append(bad)
         rows.extend(part)
-    times = pd.DataFrame(rows)
-    samples = pd.DataFrame(_sample_rows(times, rng))
+    times = _complete("times", pd.DataFrame(rows))
+    samples = _complete("samples", pd.DataFrame(_sample_rows(times, rng)))
     return Dataset(times=times, samples=samples, name="synthetic")
+
+
+_FILL = {"str": PROVENANCE, "json": "{}", "time": "2026-01-01T00:00:00+00:00", "int": 0,
+         "float": 0.0, "bool": False}
+
+
+def _complete(table: str, frame: pd.DataFrame) -> pd.DataFrame:
+    """Add every schema column the synthetic rows lack, with placeholder values, so that
+    the dataset is written and read back like a measured one."""
+    for col in schema.columns(table):
+        if col.name not in frame.columns:
+            frame[col.name] = _FILL[col.dtype]
+    return schema.conform(table, frame)
