@@ -13,7 +13,9 @@ reconvergence points of conditional branches and divergent-branch candidates;
 
 from kerncast.ptx._cfg import CFG, BasicBlock, DomTree, build_cfg, dominators, post_dominators
 from kerncast.ptx._classes import InstrClass
-from kerncast.ptx._dataflow import Divergence, divergence, read_registers, written_registers
+from kerncast.ptx._dataflow import (
+    Divergence, Liveness, divergence, liveness, read_registers, written_registers,
+)
 from kerncast.ptx._errors import PTXSyntaxError
 from kerncast.ptx._ir import (
     Address, Alias, CallPrototype, CallSpec, Function, Imm, Instruction, Label, LabelDef,
@@ -39,8 +41,9 @@ __all__ = [
     "Address", "Imm", "Label", "Operand", "ParamList", "Reg", "RegPair", "Sink", "SpecialReg",
     "Symbol", "TexOperand", "Vector",
     # classes and analyses
-    "BasicBlock", "CFG", "Divergence", "DomTree", "FunctionSummary", "InstrClass", "Loop",
-    "LoopSummary", "build_cfg", "divergence", "dominators", "instruction_class", "loops",
+    "BasicBlock", "CFG", "Divergence", "DomTree", "FunctionSummary", "InstrClass", "Liveness",
+    "Loop", "LoopSummary", "build_cfg", "divergence", "dominators", "instruction_class",
+    "liveness", "loops",
     "post_dominators", "read_registers", "reconvergence_points", "static_mix", "summarize",
     "summarize_module", "written_registers",
 ]

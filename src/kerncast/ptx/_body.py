@@ -5,7 +5,7 @@ from __future__ import annotations
 from kerncast.ptx._classes import classify
 from kerncast.ptx._decls import DeclParser
 from kerncast.ptx._ir import (
-    Address, BodyItem, CallPrototype, Imm, Instruction, Label, LabelDef, Operand, ParamList,
+    Address, BodyItem, CallPrototype, Imm, Instruction, Label, LabelDef, Operand, Param, ParamList,
     Pragma, Reg, RegDecl, RegisterDecl, RegPair, ScopeEnd, ScopeStart, Sink, SourceLoc,
     SpecialReg, Symbol, TargetList, TexOperand, Variable, Vector,
 )
@@ -156,13 +156,17 @@ class BodyParser(DeclParser):
 
     # -- the body --------------------------------------------------------------------
 
-    def function_body(self, params: list[tuple[str, Token]], fname: str) -> FunctionBody:
-        """Parse ``{ ... }`` after a function header; ``params`` are its parameter names."""
+    def function_body(self, params: list[tuple[Param, Token]], fname: str) -> FunctionBody:
+        """Parse ``{ ... }`` after a function header with these parameters."""
         self._state = state = _State()
-        for name, token in params:
-            unique = self.declare(token, "var", ("param", name))
-            if unique != name:
-                self.fail(f"parameter {name} is declared twice", token)
+        for param, token in params:
+            if param.space == "reg":
+                unique = self.declare(token, "reg", ("param", param.name), param.vector)
+                state.registers[unique] = RegDecl(unique, param.type, param.vector)
+            else:
+                unique = self.declare(token, "var", ("param", param.name))
+            if unique != param.name:
+                self.fail(f"parameter {param.name} is declared twice", token)
         opening = self.expect("{")
         self.open_scope()
         while True:

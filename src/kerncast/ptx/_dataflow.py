@@ -3,8 +3,9 @@
 The divergence analysis marks a register *varying* when lanes of one warp may hold
 different values in it: it depends on ``%tid``/``%laneid``/``%lanemask_*``, on an
 atomic's result, a shuffle, a ``match``, a local-memory load, a call result (or
-any ``ld.param`` but of a kernel parameter), a load from a varying address, or is written under a varying guard or inside the
-region of a divergent branch. A guarded branch on a varying predicate is a
+any ``ld.param`` but of a kernel parameter), a load from a varying address, or is written under a varying guard, or is written
+between a divergent branch and its reconvergence point and live there (values
+merged from paths that lanes took differently). A guarded branch on a varying predicate is a
 *divergent-branch candidate*; branches on uniform predicates (kernel parameters,
 ``%ctaid``, ``%ntid``, loop counters that only depend on them) are not.
 """
@@ -23,8 +24,8 @@ if TYPE_CHECKING:
     from kerncast.ptx._cfg import CFG
     from kerncast.ptx._ir import Function
 
-__all__ = ["Divergence", "divergence", "find_divergent_branches", "read_registers",
-           "written_registers"]
+__all__ = ["Divergence", "Liveness", "divergence", "find_divergent_branches", "liveness",
+           "read_registers", "written_registers"]
 
 _NO_DEST = frozenset("""st red bra brx ret exit trap membar fence nanosleep prefetch prefetchu
 cp stmatrix sust sured pmevent discard applypriority griddepcontrol setmaxnreg brkpt
@@ -150,6 +151,46 @@ def _region_writes(cfg: CFG, branch: int, stop: int | None) -> set[str]:
     return written
 
 
+@dataclass(frozen=True, slots=True)
+class Liveness:
+    """Registers live on entry to and on exit from every block."""
+
+    live_in: tuple[frozenset[str], ...]
+    live_out: tuple[frozenset[str], ...]
+
+
+def liveness(target: Function | CFG) -> Liveness:
+    """Backward live-register analysis over the basic blocks."""
+    from kerncast.ptx._cfg import _cfg
+
+    cfg = _cfg(target)
+    instructions = cfg.function.instructions
+    uses: list[set[str]] = []
+    defs: list[set[str]] = []
+    for block in cfg.blocks:
+        used: set[str] = set()
+        defined: set[str] = set()
+        for index in range(block.start, block.end):
+            instr = instructions[index]
+            used.update(r for r in read_registers(instr) if r not in defined)
+            if instr.guard is None:  # a guarded write may leave the old value live
+                defined.update(written_registers(instr))
+        uses.append(used)
+        defs.append(defined)
+    live_in: list[frozenset[str]] = [frozenset()] * len(cfg.blocks)
+    live_out: list[frozenset[str]] = [frozenset()] * len(cfg.blocks)
+    changed = True
+    while changed:
+        changed = False
+        for block in reversed(cfg.blocks):
+            out = frozenset().union(*(live_in[s] for s in block.successors))
+            new_in = frozenset(uses[block.index] | (out - defs[block.index]))
+            if new_in != live_in[block.index] or out != live_out[block.index]:
+                live_in[block.index], live_out[block.index] = new_in, out
+                changed = True
+    return Liveness(tuple(live_in), tuple(live_out))
+
+
 def divergence(target: Function | CFG) -> Divergence:
     """Varying registers and divergent-branch candidates of a function."""
     from kerncast.ptx._cfg import _cfg
@@ -159,6 +200,7 @@ def divergence(target: Function | CFG) -> Divergence:
     points = cfg.reconvergence
     func = cfg.function
     uniform_params = {p.name for p in func.params} if func.is_entry else set()
+    live_in = liveness(cfg).live_in
     varying: set[str] = set()
     divergent: set[int] = set()
     regions: dict[int, set[str]] = {}
@@ -175,7 +217,10 @@ def divergence(target: Function | CFG) -> Divergence:
             if index in divergent or not _branch_varies(instructions[index], varying):
                 continue
             divergent.add(index)
-            region = regions.setdefault(index, _region_writes(cfg, index, stop))
+            if stop is None:
+                continue
+            region = regions.setdefault(index, _region_writes(cfg, index, stop)
+                                        & live_in[cfg.block_of[stop]])
             if not varying.issuperset(region):
                 varying.update(region)
                 changed = True

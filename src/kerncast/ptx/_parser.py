@@ -199,8 +199,7 @@ class _ModuleParser(BodyParser):
             self.expect(";", "'{' or ';' after the function header")
             self.items.append(Function(**fields))
             return
-        names = [(p.name, t) for p, t in (*returns, *params)]
-        body = self.function_body(names, name[1])
+        body = self.function_body([*returns, *params], name[1])
         self.items.append(Function(
             **fields, registers=body.registers, variables=tuple(body.variables),
             instructions=body.instructions, labels=body.labels, branch_tables=body.tables,

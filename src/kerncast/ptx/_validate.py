@@ -71,8 +71,9 @@ def _memory(opcode: str, operands: Sequence[Operand]) -> str | None:
 def _kinds(opcode: str, operands: Sequence[Operand]) -> str | None:
     if opcode == "bra":
         return None if isinstance(operands[0], Label) else "'bra' needs a label"
-    if opcode == "brx" and not isinstance(operands[1], Label):
-        return "'brx.idx' needs a .branchtargets list as second operand"
+    if opcode == "brx":
+        return None if isinstance(operands[1], Label) else \
+            "'brx.idx' needs a .branchtargets list as second operand"
     for operand in operands:
         if isinstance(operand, (Label, ParamList)):
             return f"unexpected operand {operand} for '{opcode}'"
