@@ -106,7 +106,8 @@ def test_params_and_performance_directives():
 
 
 def test_register_declarations_expand_ranges():
-    func = parse(kernel(".reg .b32 %r<3>, %x;\n.reg .v4 .f32 %v;\n.reg .pred p;\nret;")).function("k")
+    text = kernel(".reg .b32 %r<3>, %x;\n.reg .v4 .f32 %v;\n.reg .pred p;\nret;")
+    func = parse(text).function("k")
     assert list(func.registers) == ["%r0", "%r1", "%r2", "%x", "%v", "p"]
     assert func.registers["%v"] == RegDecl("%v", "f32", 4)
     assert func.registers["p"].type == "pred"
@@ -388,6 +389,7 @@ def test_comments_pragmas_and_debug_info_are_tolerated():
     (".foo .b32 x;", "unknown directive '.foo' in a function body", 10, 5),
     ("mov.u32 %r1, 99999999999999999999999;", "integer constant out of the 64-bit range", 10, 18),
     ("/* never closed", "unterminated comment", 10, 5),
+    ("@%r1 bra L; L:", "a guard must be a predicate register, found '%r1'", 10, 6),
 ])
 def test_errors_carry_position_and_text(body, message, line, column):
     text = kernel("    .reg .b32 %r<3>;\n    .reg .f32 %f<2>;\n    .reg .b64 %rd<3>;\n    "
@@ -420,8 +422,10 @@ def test_error_message_quotes_the_line():
     (HEADER + ".blah x;", "unknown directive '.blah' at module level"),
     (HEADER + ".entry k() { ret; }\n.entry k() { ret; }", "'k' is defined twice"),
     (HEADER + ".global .u32 x = ;", "expected a constant"),
-    (HEADER + ".entry k(.param .u32 a, .param .u32 a) { ret; }", "a is declared twice in the same scope"),
+    (HEADER + ".entry k(.param .u32 a, .param .u32 a) { ret; }",
+     "a is declared twice in the same scope"),
     (HEADER + '.entry k() { .pragma "x" }', "expected ';'"),
+    (HEADER + ".global .u64 p = generic(nothing);", "undefined symbol 'nothing'"),
 ])
 def test_module_level_errors(text, message):
     with pytest.raises(PTXSyntaxError, match=re.escape(message)) as info:

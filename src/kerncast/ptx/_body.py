@@ -334,7 +334,8 @@ class BodyParser(DeclParser):
             negated = self.accept("!")
             token = self.expect_kind("word", "a predicate register after '@'")
             reg = self.name_operand(token, "@", [])
-            if not isinstance(reg, Reg):
+            decl = self._state.registers.get(reg.name) if isinstance(reg, Reg) else None
+            if decl is None or decl.type != "pred" or reg.component:
                 self.fail(f"a guard must be a predicate register, found {token[1]!r}", token)
             guard = Reg(reg.name, negated, reg.component)
         token = self.expect_kind("word", "an instruction")

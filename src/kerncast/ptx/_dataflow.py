@@ -1,13 +1,16 @@
-"""Registers read and written by an instruction, and a divergence analysis.
+"""Registers read and written by an instruction, liveness, and a divergence analysis.
 
 The divergence analysis marks a register *varying* when lanes of one warp may hold
 different values in it: it depends on ``%tid``/``%laneid``/``%lanemask_*``, on an
-atomic's result, a shuffle, a ``match``, a local-memory load, a call result (or
-any ``ld.param`` but of a kernel parameter), a load from a varying address, or is written under a varying guard, or is written
-between a divergent branch and its reconvergence point and live there (values
-merged from paths that lanes took differently). A guarded branch on a varying predicate is a
-*divergent-branch candidate*; branches on uniform predicates (kernel parameters,
-``%ctaid``, ``%ntid``, loop counters that only depend on them) are not.
+atomic's result, a shuffle, a ``match``, a local-memory load, a call result (or any
+``ld.param`` but of a kernel parameter), a load from a varying address; or it is
+written under a varying guard; or it is written between a divergent branch and its
+reconvergence point and is live there (a value merged from paths that lanes took
+differently). A guarded branch on a varying predicate (or a ``brx.idx`` on a
+varying index) is a *divergent-branch candidate*; branches on uniform values
+(kernel parameters, ``%ctaid``, ``%ntid``, loop counters that only depend on them)
+are not. The analysis is flow-insensitive, hence conservative: a register reused
+for a uniform and a varying value counts as varying everywhere.
 """
 
 from __future__ import annotations

@@ -86,6 +86,12 @@ class Imm:
     bits: int | None = None
     text: str = ""
 
+    def __post_init__(self) -> None:
+        if self.bits is None and self.kind in ("f32", "f64"):
+            fmt = ("<f", "<I") if self.kind == "f32" else ("<d", "<Q")
+            object.__setattr__(self, "bits",
+                               struct.unpack(fmt[1], struct.pack(fmt[0], self.value))[0])
+
     @property
     def is_float(self) -> bool:
         return self.kind in ("f32", "f64")
@@ -375,6 +381,22 @@ class Variable:
         return type_size(self.type) * self.vector
 
     @property
+    def flat_init(self) -> tuple[Imm | SymbolRef, ...]:
+        """The initializer's values in memory order (nested braces flattened); the
+        remaining elements of a partly initialized array are zero."""
+        if self.init is None:
+            return ()
+        out: list[Imm | SymbolRef] = []
+        stack = [self.init]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, tuple):
+                stack.extend(reversed(item))
+            else:
+                out.append(item)
+        return tuple(out)
+
+    @property
     def count(self) -> int | None:
         """Number of elements (1 for a scalar, None for an unsized ``[]`` array)."""
         total = 1
@@ -393,7 +415,12 @@ class Variable:
 
 @dataclass(frozen=True, slots=True)
 class Param:
-    """A kernel or function parameter (``space`` is ``param``, or ``reg`` for old-style ``.func``)."""
+    """A kernel or function parameter.
+
+    ``space`` is ``param``, or ``reg`` for the old-style register parameters of a
+    ``.func``; ``dims`` holds array sizes (``.param .align 8 .b8 s[24]``); ``ptr``,
+    ``ptr_space`` and ``ptr_align`` come from ``.ptr .global .align 16``.
+    """
 
     name: str
     type: str

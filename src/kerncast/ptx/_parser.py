@@ -8,7 +8,7 @@ import struct
 from kerncast.ptx._body import BodyParser
 from kerncast.ptx._errors import PTXSyntaxError
 from kerncast.ptx._ir import (
-    Alias, Function, Module, ModuleItem, Param, Pragma, Section, Variable,
+    Alias, Function, Module, ModuleItem, Param, Pragma, Section, SymbolRef, Variable,
 )
 from kerncast.ptx._lexer import Source, Token, tokenize
 
@@ -174,12 +174,21 @@ class _ModuleParser(BodyParser):
             dims = self.dims()
             init = self.initializer() if self.accept("=") else None
             self._add_symbol(token, "var", definition=linkage != "extern")
+            self._initializer_refs(init, token)
             self.items.append(Variable(token[1], space, pre.type, pre.vector, dims, pre.align,
                                        linkage, init, tuple(pre.attributes),
                                        self.line_of(token)))
             if not self.accept(","):
                 break
         self.expect(";", "';' after the declaration")
+
+    def _initializer_refs(self, init: object, token: Token) -> None:
+        """Addresses in an initializer must name module-level symbols (checked at the end)."""
+        if isinstance(init, tuple):
+            for item in init:
+                self._initializer_refs(item, token)
+        elif isinstance(init, SymbolRef):
+            self.module_refs.append((init.name, token))
 
     # -- functions -------------------------------------------------------------------
 
