@@ -98,10 +98,15 @@ multicast noreturn ignore_oob zfill prefetch gather4 scatter4 unified preserve
 read write readwrite exclusive shared_memory create discard evict_last evict_first
 evict_normal evict_unchanged no_allocate fraction L1 L2 release_cta launch_dependents
 wait_dependents try_cancel query_cancel is_canceled get_first_ctaid x y z v_mask
-block_scale scale_vec scale_d ws kind dynamic pred
+block_scale scale_vec scale_d ws kind dynamic pred load store mma p bulk_group
+memory_layout fractional range wait_all sp noComplete reduce ld_reduce cp_fenceproxy
+global_address global_dim global_stride element_stride elemtype interleave_layout
+swizzle_mode swizzle_atomicity fill_mode box_dim replace tile_mode cta_group collector
+expect ignore rn_satfinite release acquire op_restrict mbarrier_init unified_address
 """.split())
 
-_SHAPE = re.compile(r"(?:m\d+n\d+(?:k\d+)?|x\d+|b\d+x\d+|\d+x\d+|m\d+|n\d+|k\d+)\Z")
+_SHAPE = re.compile(r"(?:m\d+n\d+(?:k\d+)?|x\d+|b\d+x\d+(?:_p\d+)?|\d+x\d+b?|m\d+|n\d+"
+                    r"|k\d+|warpx\d+|\d+d)\Z")
 
 KNOWN_MODIFIERS = (TYPES | SPACES | frozenset(VECTOR_WIDTHS) | ROUNDING | CMP_OPS | BOOL_OPS
                    | CACHE_OPS | ATOMIC_OPS | SEMANTICS | SCOPES | _OTHER_MODIFIERS

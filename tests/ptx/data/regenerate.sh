@@ -7,6 +7,7 @@ for arch in 90 80; do
   nvcc -ptx -arch=sm_$arch -o stress_sm$arch.ptx src/stress.cu
   nvcc -ptx -arch=sm_$arch -o halfs_sm$arch.ptx src/halfs.cu
 done
+nvcc -ptx -arch=sm_90 -o advanced_sm90.ptx src/advanced.cu
 nvcc -ptx -arch=sm_90 -lineinfo -o stress_lineinfo_sm90.ptx src/stress.cu
 nvcc -ptx -arch=sm_90 -G -o halfs_debug_sm90.ptx src/halfs.cu
 clang-14 -cl-std=CL1.2 -target nvptx64-unknown-nvidiacl -march=sm_80 -O2 \
