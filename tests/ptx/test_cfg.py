@@ -140,6 +140,8 @@ def test_nested_loops_depth_and_parent():
     assert inner.blocks < outer.blocks
     assert (second.depth, second.parent, second.blocks) == (1, None, frozenset({5}))
     assert cfg.dominators.dominates(1, 2) and not cfg.dominators.dominates(2, 1)
+    assert cfg.innermost_loops == (None, 0, 1, 0, None, 2, None)
+    assert [cfg.loop_depth(b) for b in range(len(cfg.blocks))] == [0, 1, 2, 1, 0, 1, 0]
 
 
 def test_predicated_return_has_a_fallthrough_and_exits():

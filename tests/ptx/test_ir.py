@@ -10,7 +10,9 @@ import sys
 import pytest
 
 from kerncast import InputError
-from kerncast.ptx import Imm, Reg, SymbolRef, float_imm, parse, type_size
+from kerncast.ptx import (
+    Imm, Instruction, InstrClass, Reg, SymbolRef, float_imm, parse, type_size,
+)
 from tests.ptx._util import DATA, HEADER, kernel
 
 
@@ -68,3 +70,24 @@ def test_import_is_light():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, env={"PYTHONPATH": str(DATA.parents[2] / "src")})
     assert out.stdout.strip() == ""
+
+
+def test_built_instructions_equal_parsed_ones():
+    func = parse(kernel(".reg .f32 %f<3>;\nadd.rn.ftz.f32 %f1, %f2, 0f3F800000;\nret;"))\
+        .function("k")
+    built = Instruction.build("add", ("rn", "ftz", "f32"),
+                              (Reg("%f1"), Reg("%f2"), float_imm(1.0)))
+    assert built == func.instructions[0]
+    assert built.iclass is InstrClass.FP32 and built.rounding == "rn"
+
+
+def test_kernel_lookup():
+    module = parse(HEADER + ".func f() { ret; }\n.entry a() { ret; }\n.entry b() { ret; }")
+    assert module.kernel("a").name == "a"
+    with pytest.raises(InputError, match="has 2 kernels \\(a, b\\); name the one you mean"):
+        module.kernel()
+    with pytest.raises(InputError, match="f is a device function, not a kernel"):
+        module.kernel("f")
+    assert parse(kernel("ret;")).kernel().name == "k"
+    with pytest.raises(InputError, match="no kernel"):
+        parse(HEADER + ".func f() { ret; }").kernel()

@@ -259,6 +259,22 @@ class CFG:
         return find_loops(self)
 
     @cached_property
+    def innermost_loops(self) -> tuple[int | None, ...]:
+        """For every block, the index in ``loops`` of the innermost loop holding it."""
+        best: list[int | None] = [None] * len(self.blocks)
+        for loop in self.loops:
+            for block in loop.blocks:
+                current = best[block]
+                if current is None or self.loops[current].depth < loop.depth:
+                    best[block] = loop.index
+        return tuple(best)
+
+    def loop_depth(self, block: int) -> int:
+        """How many loops hold ``block`` (0 outside every loop)."""
+        inner = self.innermost_loops[block]
+        return 0 if inner is None else self.loops[inner].depth
+
+    @cached_property
     def reconvergence(self) -> dict[int, int | None]:
         from kerncast.ptx._loops import find_reconvergence
 

@@ -281,6 +281,21 @@ class Instruction:
     column: int = field(default=0, compare=False)
     loc: SourceLoc | None = field(default=None, compare=False)
 
+    @classmethod
+    def build(cls, opcode: str, modifiers: tuple[str, ...] = (),
+              operands: tuple[Operand, ...] = (), guard: Reg | None = None,
+              targets: tuple[int, ...] = ()) -> Instruction:
+        """An instruction with its modifiers decoded and its class set, as ``parse``
+        makes them (operands are taken as given, without checks)."""
+        from kerncast.ptx._classes import classify
+        from kerncast.ptx._isa import decode_modifiers
+
+        fields = decode_modifiers(opcode, tuple(modifiers))
+        iclass = classify(opcode, fields["types"], fields["space"], tuple(modifiers),
+                          fields["mode"])
+        return cls(opcode, tuple(modifiers), tuple(operands), guard, **fields, iclass=iclass,
+                   targets=tuple(targets))
+
     @property
     def name(self) -> str:
         """The dotted instruction name: ``ld.global.nc.v4.f32``."""
@@ -605,6 +620,29 @@ class Module:
     @property
     def variables(self) -> tuple[Variable, ...]:
         return tuple(item for item in self.items if isinstance(item, Variable))
+
+    def kernel(self, name: str | None = None) -> Function:
+        """The kernel called ``name``, or the only kernel when ``name`` is None.
+
+        Raises
+        ------
+        InputError
+            When there is no such kernel, or several and no name was given.
+        """
+        if name is not None:
+            func = self.function(name)
+            if func.is_entry and not func.is_declaration:
+                return func
+            raise InputError(f"{name} is a device function, not a kernel; the kernels are "
+                             f"{', '.join(f.name for f in self.entries) or 'none'}")
+        entries = self.entries
+        if len(entries) == 1:
+            return entries[0]
+        if not entries:
+            raise InputError("the PTX module has no kernel (.entry); add one or pick a file "
+                             "that has one")
+        raise InputError(f"the PTX module has {len(entries)} kernels "
+                         f"({', '.join(f.name for f in entries)}); name the one you mean")
 
     def function(self, name: str) -> Function:
         """The function called ``name``.
