@@ -36,7 +36,7 @@ def _seeds() -> list[str]:
     variables and declarations of the other functions (so that calls resolve)."""
     seeds = []
     for name in ("stress_sm90.ptx", "stress_cl_sm80.ptx", "halfs_sm80.ptx",
-                 "handwritten_sm90.ptx", "stress_lineinfo_sm90.ptx"):
+                 "handwritten_sm90.ptx", "stress_lineinfo_sm90.ptx", "advanced_sm90.ptx"):
         text = (DATA / name).read_text()
         module = parse(text)
         items = tuple(replace(item, body=None) if isinstance(item, Function) else item

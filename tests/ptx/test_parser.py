@@ -9,9 +9,9 @@ import pytest
 from kerncast import InputError
 from kerncast.ptx import (
     Address, Imm, InstrClass, Label, ParamList, PTXSyntaxError, Reg, RegDecl, RegPair, Sink,
-    SpecialReg, Symbol, SymbolRef, TexOperand, Vector, parse,
+    SpecialReg, Symbol, SymbolRef, TexOperand, Vector, parse, to_ptx,
 )
-from tests.ptx._util import HEADER, kernel
+from tests.ptx._util import HEADER, kernel, ptxas_accepts
 
 REGS = """\
     .reg .pred %p<4>;
@@ -436,3 +436,35 @@ def test_module_level_errors(text, message):
 def test_parse_needs_text():
     with pytest.raises(TypeError):
         parse(b".version 8.0")  # type: ignore[arg-type]
+
+
+ALIAS = HEADER + """
+.visible .func foo(.param .u32 a)
+{
+    ret;
+}
+.visible .func bar(.param .u32 a);
+.alias bar, foo;
+.visible .entry k()
+{
+    .param .u32 param0;
+    st.param.u32 [param0], 1;
+    call.uni bar, (param0);
+    ret;
+}
+"""
+
+
+def test_alias(tmp_path):
+    module = parse(ALIAS)
+    assert module.function("bar").is_declaration
+    assert module.callee("bar").name == "foo" and not module.callee("bar").is_declaration
+    assert repr(module) == "Module(<text>, sm_90, functions: foo, bar, k)"
+    assert repr(module.function("k")) == "Function('k', entry, 0 params, 3 instructions)"
+    result = ptxas_accepts(to_ptx(module), tmp_path)
+    assert result.returncode == 0, result.stderr
+
+
+def test_alias_needs_a_function():
+    with pytest.raises(PTXSyntaxError, match="'.alias' needs a declared function"):
+        parse(HEADER + ".global .u32 x;\n.func f();\n.alias f, x;")

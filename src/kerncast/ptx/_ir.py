@@ -511,7 +511,7 @@ BodyItem = Union[Instruction, LabelDef, RegisterDecl, Variable, Pragma, ScopeSta
 # --------------------------------------------------------------------------- functions
 
 
-@dataclass(frozen=True, slots=True, eq=False, weakref_slot=True)
+@dataclass(frozen=True, slots=True, eq=False, weakref_slot=True, repr=False)
 class Function:
     """A ``.entry`` kernel or a ``.func`` device function.
 
@@ -562,6 +562,11 @@ class Function:
                 return var
         raise InputError(f"function {self.name} declares no variable {name!r}")
 
+    def __repr__(self) -> str:
+        kind = "entry" if self.is_entry else "func"
+        body = "declaration" if self.body is None else f"{len(self.instructions)} instructions"
+        return f"Function({self.name!r}, {kind}, {len(self.params)} params, {body})"
+
     def label_index(self, name: str) -> int:
         """The instruction index a label stands before (``len(instructions)`` at the end)."""
         return self.labels[name]
@@ -586,7 +591,7 @@ class Alias:
 ModuleItem = Union[Function, Variable, Alias, Pragma, Section]
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Module:
     """A parsed PTX module: header, module-level variables and functions in order."""
 
@@ -663,3 +668,16 @@ class Module:
             if var.name == name:
                 return var
         raise InputError(f"the PTX module declares no variable {name!r}")
+
+    def callee(self, name: str) -> Function:
+        """The function a ``call`` of ``name`` runs: ``.alias`` followed to its target."""
+        aliases = {item.name: item.target for item in self.items if isinstance(item, Alias)}
+        seen = set()
+        while name in aliases and name not in seen:
+            seen.add(name)
+            name = aliases[name]
+        return self.function(name)
+
+    def __repr__(self) -> str:
+        funcs = ", ".join(f.name for f in self.functions)
+        return f"Module({self.filename or '<text>'}, {self.target}, functions: {funcs})"

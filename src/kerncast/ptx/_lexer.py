@@ -28,22 +28,24 @@ __all__ = ["Token", "Source", "tokenize"]
 
 Token = tuple[str, str, int]
 
+# The most frequent tokens come first; '/' is punctuation only when no comment starts.
 _TOKEN = re.compile(
     r"""
     (?P<ws>[ \t\r\n\f\v]+)
-  | (?P<lc>//[^\n]*)
-  | (?P<bc>/\*.*?\*/)
-  | (?P<badc>/\*)
-  | (?P<str>"(?:[^"\\\n]|\\.)*")
-  | (?P<bads>")
+  | (?P<word>(?:[A-Za-z_][A-Za-z0-9_$]*|[$%][A-Za-z0-9_$]+)
+             (?:\.[A-Za-z0-9_$]+(?:::[A-Za-z0-9_]+)*)*)
+  | (?P<p>[,;:{}\[\]()+\-!@|=*%&^~?]|<<|>>|[<>])
   | (?P<num>(?:0[fF][0-9a-fA-F]{8}|0[dD][0-9a-fA-F]{16}|0[xX][0-9a-fA-F]+U?|0[bB][01]+U?
              |[0-9]+\.[0-9]*(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+|[0-9]+U?)
             (?![0-9A-Za-z_$.]))
-  | (?P<badnum>[0-9][0-9A-Za-z_$.]*)
-  | (?P<word>(?:[A-Za-z_][A-Za-z0-9_$]*|[$%][A-Za-z0-9_$]+)
-             (?:\.[A-Za-z0-9_$]+(?:::[A-Za-z0-9_]+)*)*)
   | (?P<dot>\.[A-Za-z_][A-Za-z0-9_$]*(?:::[A-Za-z0-9_]+)*)
-  | (?P<p><<|>>|[,;:{}\[\]()+\-!@<>|=*/%&^~?])
+  | (?P<lc>//[^\n]*)
+  | (?P<bc>/\*.*?\*/)
+  | (?P<badc>/\*)
+  | (?P<slash>/)
+  | (?P<str>"(?:[^"\\\n]|\\.)*")
+  | (?P<bads>")
+  | (?P<badnum>[0-9][0-9A-Za-z_$.]*)
   | (?P<bad>.)
     """,
     re.X | re.S,
@@ -103,6 +105,6 @@ def tokenize(source: Source) -> list[Token]:
         text = match.group()
         if kind in _BAD:
             raise source.error(_BAD[kind].format(text=text), match.start())
-        append((kind, text, match.start()))
+        append(("p" if kind == "slash" else kind, text, match.start()))
     append(("eof", "", len(source.text.rstrip())))
     return tokens
