@@ -16,8 +16,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kerncast.ptx import Function, PTXSyntaxError, Section, parse, summarize, to_ptx
+from kerncast.ptx import (
+    Address, Function, ParamList, PTXSyntaxError, Symbol, SymbolRef, Variable, parse, summarize,
+    to_ptx,
+)
 from tests.ptx._util import DATA
+
 
 def _raw_function(lines: list[str], start: int) -> str:
     """The text of a function definition from its first line to its closing brace."""
@@ -31,21 +35,40 @@ def _raw_function(lines: list[str], start: int) -> str:
     raise AssertionError("unbalanced function text")
 
 
+def _symbols(func: Function) -> set[str]:
+    names = set()
+    for instr in func.instructions:
+        for op in instr.operands:
+            items = op.items if isinstance(op, ParamList) else (op,)
+            for item in items:
+                base = item.base if isinstance(item, Address) else item
+                if isinstance(base, Symbol):
+                    names.add(base.name)
+    return names
+
+
 def _seeds() -> list[str]:
-    """Small modules: one function each as the compiler wrote it, after the module's
-    variables and declarations of the other functions (so that calls resolve)."""
+    """Small modules: one function each as the compiler wrote it, after the module
+    variables and function declarations it refers to (so that its names resolve)."""
     seeds = []
     for name in ("stress_sm90.ptx", "stress_cl_sm80.ptx", "halfs_sm80.ptx",
                  "handwritten_sm90.ptx", "stress_lineinfo_sm90.ptx", "advanced_sm90.ptx"):
         text = (DATA / name).read_text()
         module = parse(text)
-        items = tuple(replace(item, body=None) if isinstance(item, Function) else item
-                      for item in module.items if not isinstance(item, Section))
-        prefix = to_ptx(replace(module, items=items, files={}))
         lines = text.splitlines(keepends=True)
         for func in module.functions:
-            if not func.is_declaration and len(func.instructions) < 120:
-                seeds.append(prefix + _raw_function(lines, func.line))
+            if func.is_declaration or len(func.instructions) >= 120:
+                continue
+            used = _symbols(func)
+            for var in module.variables:
+                if var.name in used:
+                    used.update(r.name for r in var.flat_init if isinstance(r, SymbolRef))
+            items = tuple(replace(item, body=None) if isinstance(item, Function) else item
+                          for item in module.items
+                          if isinstance(item, (Function, Variable)) and item.name in used
+                          and item.name != func.name)
+            prefix = to_ptx(replace(module, items=items, files={}))
+            seeds.append(prefix + _raw_function(lines, func.line))
     return seeds
 
 
