@@ -80,8 +80,7 @@ def test_a_model_failing_on_kernels_is_recorded_and_the_rest_goes_on(result):
     for kernel in FAKE_KERNELS:
         row = per.loc[("roofline", kernel)]
         assert row["failed"] == row["rows"] > 0
-        assert row["error"] == f"InputError: no corpus kernel '{kernel}' ('kerncast corpus " \
-                               "list' shows them all)"
+        assert row["error"].startswith(f"InputError: no corpus kernel '{kernel}'")
     for kernel in CORPUS_KERNELS:
         assert per.loc[("roofline", kernel), "failed"] == 0
     roofline = result.per_model.set_index("model").loc["roofline"]
