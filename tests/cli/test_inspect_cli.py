@@ -56,7 +56,9 @@ def test_json_has_resources_and_occupancy_per_kernel(capsys, source):
     assert fill["occupancy"]["blocks_per_sm"] == want.blocks_per_sm
     assert bounded["block"] == 128 and bounded["block_from"] == ".maxntid"
     assert bounded["resources"]["launch_bounds"]["max_threads"] == [128, 1, 1]
-    assert "analysis" in fill  # CFG/loops/mix once kerncast.ptx provides them
+    analysis = fill["analysis"]
+    assert analysis["blocks"] >= 1 and analysis["instructions"] > 0
+    assert analysis["mix"]["barrier"] == 1 and analysis["mix"]["st_shared"] >= 1
 
 
 def test_block_option_and_kernel_filter(capsys, source):

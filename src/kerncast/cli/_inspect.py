@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 from contextlib import nullcontext
 from typing import Annotated, Any
 
@@ -59,23 +58,11 @@ def _block_for(kernel: Any, block: int | None, corpus_block: int | None) -> tupl
     return DEFAULT_BLOCK, "default"
 
 
-# --- INTEGRATION POINT: kerncast.ptx (CFG, loops, static instruction mix) ------------
-# The PTX parser is being written in parallel. Once ``kerncast.ptx`` exports
-# ``parse(text) -> Module`` and a per-kernel summary, fill in ``ptx_analysis`` so that
-# it returns a JSON-ready dict, e.g. {"basic_blocks": .., "edges": .., "loops": [..],
-# "instructions": .., "mix": {class: count}}. Until then it returns None and the
-# output says "analysis": null.
-def ptx_analysis(kernel: Any) -> dict | None:
-    """CFG/loop summary and static instruction mix of ``kernel`` (None until the parser lands)."""
-    try:
-        ptx = importlib.import_module("kerncast.ptx")
-    except ImportError:
-        return None
-    parse, summary = getattr(ptx, "parse", None), getattr(ptx, "summary", None)
-    if not (callable(parse) and callable(summary)):
-        return None
-    return summary(parse(kernel.ptx), kernel.entry)
-# --- end of INTEGRATION POINT ---------------------------------------------------------
+def ptx_analysis(kernel: Any) -> dict:
+    """CFG and loop summary and the static instruction mix of ``kernel`` (kerncast.ptx)."""
+    from kerncast.ptx import summarize  # noqa: PLC0415
+
+    return summarize(kernel.ir).to_dict()
 
 
 def _kernel_report(kernel: Any, device: str, block: int | None,
@@ -134,8 +121,18 @@ def _print(report: dict) -> None:
                       str(r["barriers"]), str(k["block"]), str(o["blocks_per_sm"]),
                       f"{o['occupancy']:.2f}", o["limiting"])
     console.print(table)
-    if any(k["analysis"] is None for k in report["kernels"]):
-        console.print("  (CFG, loops and instruction mix appear here once kerncast.ptx is in)")
+    for k in report["kernels"]:
+        _print_analysis(k["entry"], k["analysis"])
+
+
+def _print_analysis(entry: str, a: dict) -> None:
+    loops = ", ".join(f"{lp['header_label'] or lp['header_block']} (depth {lp['depth']}, {lp['blocks']} blocks)"
+                      for lp in a["loops"]) or "none"
+    console.print(f"[bold]{entry}[/]: {a['instructions']} PTX instructions, {a['blocks']} basic "
+                  f"blocks, {a['edges']} edges, {a['conditional_branches']} conditional branches "
+                  f"({len(a['divergent_branches'])} possibly divergent); loops: {loops}")
+    mix = sorted(a["mix"].items(), key=lambda kv: -kv[1])
+    console.print("  static mix: " + ", ".join(f"{cls} {n}" for cls, n in mix if n))
 
 
 @app.command("inspect")
