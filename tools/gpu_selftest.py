@@ -262,9 +262,12 @@ def check_energy(ctx):
     kernel = get_kernel(KERNEL)
     row = measure_energy(backend, kernel, kernel.launch("large"), NvmlEnergyObserver(nvml),
                          monitor=nvml)
+    # NVML's power readings average over about a second and lag a loop this short (seen on
+    # the H100: 173 W read while the energy counter gave 460 W); the counter is the
+    # measurement, the readings only have to lie between idle and the counter's average.
     ok = (row["status"] == "ok" and row["energy_j"] > 0 and row["duration_s"] >= 0.2
-          and 30 < row["avg_power_w"] < 1000
-          and abs(row["power_samples_mean_w"] - row["avg_power_w"]) <= 0.3 * row["avg_power_w"])
+          and row["idle_power_w"] < row["avg_power_w"] < 1000
+          and row["power_samples_max_w"] <= 1.1 * row["avg_power_w"])
     record("nvml-energy", "PASS" if ok else "FAIL",
            f"{row['launches']} launches in {row['duration_s']:.3f} s: {row['energy_j']:.2f} J, "
            f"{row['avg_power_w']:.0f} W average (readings {row['power_samples_mean_w']:.0f} W "
@@ -365,7 +368,7 @@ def check_campaign(ctx):
         set(result.get("statuses", {})) == {"ok"} and info.get("empty_provenance") == {}
     record("campaign", "PASS" if ok else "FAIL",
            f"exit {proc.returncode}; rows {result.get('rows')}; statuses {result.get('statuses')}; "
-           f"empty provenance {info.get('empty_provenance')}", result=result, summary=info,
+           f"empty provenance {info.get('empty_provenance')}", result=result, data_summary=info,
            stderr=proc.stderr[-1500:])
 
 

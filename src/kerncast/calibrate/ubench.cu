@@ -59,7 +59,8 @@ typedef unsigned long long u64;
 ARITH(int_add, int, "r", "add.s32 %0, %0, %1; add.s32 %1, %1, %0;")
 ARITH(int_mul, int, "r", "mul.lo.s32 %0, %0, %1; mul.lo.s32 %1, %1, %0;")
 ARITH(int_mad, int, "r", "mad.lo.s32 %0, %0, %1, %1; mad.lo.s32 %1, %1, %0, %0;")
-ARITH(int_logic, int, "r", "shl.b32 %0, %0, 1; xor.b32 %1, %1, %0;")
+ARITH(int_logic, int, "r",
+      "shl.b32 %0, %0, 1; xor.b32 %0, %0, %1; shr.u32 %1, %1, 1; xor.b32 %1, %1, %0;")
 ARITH(fp32_add, float, "f", "add.f32 %0, %0, %1;")
 ARITH(fp32_fma, float, "f", "fma.rn.f32 %0, %0, %1, %1;")
 ARITH(fp64_add, double, "d", "add.f64 %0, %0, %1;")
@@ -95,6 +96,10 @@ ARITH(shuffle, int, "r", "shfl.sync.idx.b32 %0, %0, %1, 0x1f, 0xffffffff;")
 
 // A plain weak load (LDG.E, cached in L1); `.ca` would become a strong load in SASS.
 CHASE_KERNEL(l1, asm volatile("ld.global.u32 %0, [%1];" : "=r"(j) : "l"(arr + j)))
+// The non-coherent (read-only) path.
+CHASE_KERNEL(nc, asm volatile("ld.global.nc.u32 %0, [%1];" : "=r"(j) : "l"(arr + j)))
+// Evict-last priority in L1.
+CHASE_KERNEL(l1last, asm volatile("ld.global.L1::evict_last.u32 %0, [%1];" : "=r"(j) : "l"(arr + j)))
 // `.cg` caches in L2 only.
 CHASE_KERNEL(l2, asm volatile("ld.global.cg.u32 %0, [%1];" : "=r"(j) : "l"(arr + j)))
 
