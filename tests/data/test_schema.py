@@ -71,6 +71,7 @@ def test_counters_accept_metric_columns_only(times_rows):
     base = {k: v for k, v in times_rows[0].items() if k in {c.name for c in
                                                             schema.columns("counters")}}
     row = {**base, "ncu_id": 0, "ncu_kernel_name": "matmul_tiled", "metrics_missing": "",
+           "sample_k": 0, "psat": None, "blocks_launched": 1,
            "smsp__inst_executed.sum": 1.0}
     frame = schema.conform("counters", pd.DataFrame([row]))
     schema.validate("counters", frame, "c")

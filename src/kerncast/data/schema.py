@@ -163,6 +163,10 @@ COUNTERS = KEY + LAUNCH + RESOURCES + OUTCOME + [
     _c("ncu_id", "int", "Nsight Compute's result ID within its batch", nullable=True),
     _c("ncu_kernel_name", "str", "kernel name Nsight Compute reported"),
     _c("metrics_missing", "str", "metrics of the set that this ncu did not know (comma list)"),
+    _c("sample_k", "int", "0 for the whole launch; k for a sampled launch of the first "
+       "k * psat * sm_count blocks (the sample-counters experiment)"),
+    _c("psat", "int", "resident blocks per SM used to size the sample", nullable=True),
+    _c("blocks_launched", "int", "blocks the profiled launch ran", nullable=True),
 ] + PROVENANCE
 
 ENERGY = KEY + LAUNCH + RESOURCES + OUTCOME + [
@@ -192,7 +196,7 @@ _KEY_NAMES = [c.name for c in KEY]
 TABLE_KEYS = {
     "times": _KEY_NAMES,
     "samples": [*_KEY_NAMES, "k", "l2_state"],
-    "counters": _KEY_NAMES,
+    "counters": [*_KEY_NAMES, "sample_k"],
     "energy": _KEY_NAMES,
     "cpu": _KEY_NAMES,
 }

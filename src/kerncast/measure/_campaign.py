@@ -39,7 +39,15 @@ from typing import Any
 from kerncast._errors import InputError, ToolchainError
 from kerncast.corpus import SIZE_NAMES, get_kernel, list_kernels
 from kerncast.measure._factory import BACKENDS, backend_language
-from kerncast.measure._plan import DEFAULT_SM_COUNTS, Item, Unit, done_keys, item_key, plan_units
+from kerncast.measure._plan import (
+    DEFAULT_SM_COUNTS,
+    PROFILED,
+    Item,
+    Unit,
+    done_keys,
+    item_key,
+    plan_units,
+)
 from kerncast.measure._provenance import CpuMonitor, NullMonitor, host_cpu_key, row_provenance
 from kerncast.measure._run import failure_row, launch_columns
 from kerncast.measure._supervise import run_worker
@@ -54,7 +62,8 @@ FAILURE_EXTRAS = {
                 "grid_fraction": 0.0, "sample_grid_x": 0, "sample_grid_y": 0, "sample_grid_z": 0,
                 "l2_state": ""},
     "energy": {"launches": 0, "power_samples": 0},
-    "counters": {"ncu_id": None, "ncu_kernel_name": "", "metrics_missing": ""},
+    "counters": {"ncu_id": None, "ncu_kernel_name": "", "metrics_missing": "", "psat": None,
+                 "blocks_launched": None},
     "cpu": {},
 }
 
@@ -179,7 +188,7 @@ class Campaign:
             raise InputError("a campaign measures; --backend replay only serves recorded rows")
 
     def _check_tools(self) -> None:
-        if "counters" in self.experiments:
+        if any(e in PROFILED for e in self.experiments):
             from kerncast.measure._provenance import ncu_path  # noqa: PLC0415
 
             if ncu_path() is None:
@@ -319,13 +328,13 @@ class Campaign:
         self._futures: dict[int, Future | None] = {}
         self._unit_of, self._unit_left = {}, {}
         for index, unit in enumerate(units):
-            mine = [i for i in unit.items if i.experiment != "counters"]
+            mine = [i for i in unit.items if i.experiment not in PROFILED]
             self._unit_of.update({i.id: index for i in mine})
             self._unit_left[index] = len(mine)
         self._prefetch()
-        self._run_items([i for u in units for i in u.items if i.experiment != "counters"],
+        self._run_items([i for u in units for i in u.items if i.experiment not in PROFILED],
                         str(prep_root) if pool is not None else None)
-        self._run_counters([i for u in units for i in u.items if i.experiment == "counters"],
+        self._run_counters([i for u in units for i in u.items if i.experiment in PROFILED],
                            None)
 
     def _prefetch(self) -> None:
@@ -420,6 +429,8 @@ class Campaign:
         row.update(FAILURE_EXTRAS[item.table])
         if item.table == "times":
             row.update(experiment=item.experiment, sm_count_requested=sms)
+        if item.table == "counters":
+            row.update(sample_k=item.sample_k)
         clocks = self._monitor.clocks()
         row.update(row_provenance(self._static(item), clocks, clocks, self.seed))
         self._accept(item, [(item.table, row)])

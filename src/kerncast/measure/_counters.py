@@ -51,7 +51,9 @@ def _row(campaign, item: Item, record: dict, result: NcuResult, batch: NcuBatch,
                          sms or campaign.total_sms)
     row.update(record.get("resources", {}))
     row.update(ncu_id=result.id, ncu_kernel_name=result.kernel_name,
-               metrics_missing=",".join(observer.missing), status="ok", error="")
+               metrics_missing=",".join(observer.missing), status="ok", error="",
+               sample_k=item.sample_k, psat=record.get("psat"),
+               blocks_launched=record.get("blocks_launched", config.blocks))
     row.update({k: v for k, v in result.metrics.items() if k in observer.metrics})
     static = campaign._static(item)
     static.update({k: header[k] for k in ("device_name", "driver_version", "runtime_version")
@@ -102,8 +104,8 @@ def run_counters(campaign, items: list[Item], prep_dir: str | None) -> None:
             "device": campaign.device_arg, "seed": campaign.seed,
             "corpus_root": str(campaign.corpus_root) if campaign.corpus_root else None,
             "prep_dir": prep_dir,
-            "items": [{"kernel": i.kernel, "size": i.size, "tunables": dict(i.tunables)}
-                      for i in batch_items]}
+            "items": [{"kernel": i.kernel, "size": i.size, "tunables": dict(i.tunables),
+                       "sample_k": i.sample_k} for i in batch_items]}
         timeout = 60.0 + 30.0 * len(batch_items)
         if campaign._hard is not None:
             timeout = max(1.0, min(timeout, campaign._hard - time.monotonic()))

@@ -10,6 +10,7 @@ matched with the i-th launch). The first manifest line describes the backend.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 import traceback
@@ -33,22 +34,37 @@ def _one(backend, item: dict, job: dict) -> dict:
     config = kernel.launch(item["size"], item.get("tunables") or {})
     record = {"kernel": kernel.name, "entry": kernel.entry, "config": config.label(),
               "size": config.size, "launched": False, "status": "ok", "error": "",
-              "grid": str(tuple((list(config.grid) + [1, 1, 1])[:3])),
               "block": str(tuple((list(config.block) + [1, 1, 1])[:3]))}
     try:
         with LaunchSession(backend, kernel, config, seed=job.get("seed", 0),
                            prep_dir=job.get("prep_dir")) as session:
             record["resources"] = session.resources
+            launch = _sampled(backend, config, session.resources, item.get("sample_k") or 0,
+                              record)
+            record["grid"] = str(tuple((list(launch.grid) + [1, 1, 1])[:3]))
             session.restore()
             backend.synchronize()
             record["launched"] = True
-            backend.launch(session.compiled, config, session.dev)
+            backend.launch(session.compiled, launch, session.dev)
             backend.synchronize()
     except Failure as exc:
         record.update(status=exc.status, error=exc.error)
     except LaunchError as exc:
         record.update(status="launch_failed", error=str(exc))
     return record
+
+
+def _sampled(backend, config, resources: dict, k: int, record: dict):
+    """The launch of the first k·Psat·N_SM blocks (the whole launch when k is 0)."""
+    if not k:
+        record["blocks_launched"] = config.blocks
+        return config
+    from kerncast.measure._samples import resident_blocks, sampled_grid  # noqa: PLC0415
+
+    psat = resident_blocks(backend, config, resources)
+    grid = sampled_grid(tuple(config.grid), k * psat * backend.sm_count)
+    record.update(psat=psat, blocks_launched=grid[0] * grid[1] * grid[2])
+    return dataclasses.replace(config, grid=grid[:len(config.grid)])
 
 
 def main(argv: list[str] | None = None) -> int:

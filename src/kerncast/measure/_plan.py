@@ -17,15 +17,20 @@ from typing import Any
 from kerncast._errors import InputError
 from kerncast.corpus import CorpusKernel, LaunchConfig
 
-__all__ = ["EXPERIMENTS", "TABLE_OF", "Item", "Unit", "done_keys", "item_key", "plan_units"]
+__all__ = ["EXPERIMENTS", "PROFILED", "SAMPLE_COUNTER_KS", "TABLE_OF", "Item", "Unit", "done_keys", "item_key", "plan_units"]
 
 # Experiments in the order a unit runs them, and the table each one fills.
-EXPERIMENTS = ("times", "samples", "energy", "sm-sweep", "counters", "cpu")
+EXPERIMENTS = ("times", "samples", "energy", "sm-sweep", "counters", "sample-counters", "cpu")
+# Experiments profiled with Nsight Compute (after the timed ones).
+PROFILED = ("counters", "sample-counters")
 TABLE_OF = {"times": "times", "sm-sweep": "times", "samples": "samples", "energy": "energy",
-            "counters": "counters", "cpu": "cpu"}
+            "counters": "counters", "sample-counters": "counters", "cpu": "cpu"}
 # Configurations measured per experiment with --configs auto.
 AUTO_CONFIGS = {"times": "all", "counters": "all", "samples": "all", "energy": "default",
-                "sm-sweep": "default", "cpu": "default"}
+                "sm-sweep": "default", "sample-counters": "default", "cpu": "default"}
+# Sample multipliers profiled by sample-counters: the seed's 2 and 3 and the points
+# kerncast's sampler fits (the counters of sampled launches feed the SVR).
+SAMPLE_COUNTER_KS = (1, 2, 3, 4, 5, 10)
 DEFAULT_SM_COUNTS = (8, 16, 24, 32, 48, 64, 96)
 
 
@@ -41,6 +46,7 @@ class Item:
     tunables: tuple[tuple[str, int], ...]
     language: str
     sm_count: int | None = None
+    sample_k: int = 0
 
     @property
     def table(self) -> str:
@@ -49,7 +55,8 @@ class Item:
     def job(self) -> dict[str, Any]:
         """The item as the worker reads it."""
         return {"id": self.id, "experiment": self.experiment, "kernel": self.kernel,
-                "size": self.size, "tunables": dict(self.tunables), "sm_count": self.sm_count}
+                "size": self.size, "tunables": dict(self.tunables), "sm_count": self.sm_count,
+                "sample_k": self.sample_k}
 
 
 @dataclass
@@ -80,6 +87,9 @@ def item_key(item: Item, device: str) -> tuple:
     if item.experiment in ("times", "sm-sweep"):
         return ("times", item.experiment, item.kernel, item.language, item.size, item.config,
                 device, item.sm_count or 0)
+    if item.table == "counters":
+        return ("counters", item.kernel, item.language, item.size, item.config, device,
+                item.sample_k)
     return (item.table, item.kernel, item.language, item.size, item.config, device)
 
 
@@ -98,6 +108,9 @@ def done_keys(dataset: Any, total_sms: int, ok_only: bool = False) -> set[tuple]
                 sms = 0 if experiment == "times" else int(requested)
                 keys.add(("times", experiment, row["kernel"], row["language"], row["size"],
                           row["config"], row["device"], sms))
+            elif table == "counters":
+                keys.add((table, row["kernel"], row["language"], row["size"], row["config"],
+                          row["device"], int(row.get("sample_k") or 0)))
             else:
                 keys.add((table, row["kernel"], row["language"], row["size"], row["config"],
                           row["device"]))
@@ -136,12 +149,15 @@ def plan_units(kernels: list[CorpusKernel], sizes: list[str], experiments: list[
                 if experiment == "cpu":
                     mode = "default"
                 lang = "c" if experiment == "cpu" else language
+                ks = SAMPLE_COUNTER_KS if experiment == "sample-counters" else (0,)
                 for config in _configs(kernel, size, mode):
                     for sms in (counts if experiment == "sm-sweep" else [None]):
-                        unit.items.append(Item(next_id, experiment, kernel.name, size,
-                                               config.label(), tuple(sorted(config.tunables.items())),
-                                               lang, sms))
-                        next_id += 1
+                        for k in ks:
+                            unit.items.append(Item(next_id, experiment, kernel.name, size,
+                                                   config.label(),
+                                                   tuple(sorted(config.tunables.items())),
+                                                   lang, sms, k))
+                            next_id += 1
             if unit.items:
                 units.append(unit)
     return units, notes

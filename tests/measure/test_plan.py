@@ -1,0 +1,35 @@
+"""Campaign plans: items per experiment, and the keys that make resuming exact."""
+
+from types import SimpleNamespace
+
+from kerncast.corpus import get_kernel
+from kerncast.measure._ncu_child import _sampled
+from kerncast.measure._plan import SAMPLE_COUNTER_KS, item_key, plan_units
+
+
+def test_sample_counters_plan_one_item_per_multiplier():
+    kernel = get_kernel("matmul_naive")
+    units, _ = plan_units([kernel], ["large"], ["counters", "sample-counters"],
+                          language="cuda", total_sms=132)
+    items = units[0].items
+    sampled = [i for i in items if i.experiment == "sample-counters"]
+    assert [i.sample_k for i in sampled] == list(SAMPLE_COUNTER_KS)  # default configuration
+    assert all(i.table == "counters" for i in items)
+    full = [i for i in items if i.experiment == "counters"]
+    assert len(full) == len(kernel.tunable_space()) and {i.sample_k for i in full} == {0}
+    keys = {item_key(i, "h100-sxm") for i in items}
+    assert len(keys) == len(items)  # a sampled launch never hides the full one
+
+
+def test_sampled_launch_takes_whole_rows_of_the_first_waves():
+    kernel = get_kernel("matmul_naive")
+    config = kernel.launch("large", {"bx": 16, "by": 16})  # 128 x 128 blocks of 256 threads
+    backend = SimpleNamespace(kind="gpu", device_key="h100-sxm", sm_count=132)
+    record: dict = {}
+    launch = _sampled(backend, config, {"registers": 32, "static_shared": 0}, 2, record)
+    assert record["psat"] == 8
+    assert launch.grid == (128, 17)  # 2 * 8 * 132 = 2112 blocks -> 17 rows of 128
+    assert record["blocks_launched"] == 128 * 17
+    record = {}
+    assert _sampled(backend, config, {}, 0, record) is config
+    assert record["blocks_launched"] == config.blocks
