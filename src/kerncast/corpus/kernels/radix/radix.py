@@ -31,9 +31,9 @@ def block_counts(keys, shift, tile):
     rows = max(1, CHUNK // tile)
     for first in range(0, full, rows):
         last = min(full, first + rows)
-        digits = _digits(keys[first * tile:last * tile], shift).reshape(-1, tile)
-        for d in range(16):
-            counts[d, first:last] = np.count_nonzero(digits == d, axis=1)
+        slot = (np.arange((last - first) * tile, dtype=np.intp) // tile) * 16
+        slot += _digits(keys[first * tile:last * tile], shift)  # (block, digit) -> one index
+        counts[:, first:last] = np.bincount(slot, minlength=16 * (last - first)).reshape(-1, 16).T
     if blocks > full:
         counts[:, full] = np.bincount(_digits(keys[full * tile:], shift), minlength=16)
     return counts
