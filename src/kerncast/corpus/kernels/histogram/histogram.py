@@ -1,0 +1,47 @@
+"""Inputs and NumPy reference for the image histograms.
+
+The image is a synthetic photograph-like scene: smooth shading, soft bright and dark
+blobs, a few flat objects with hard edges, and sensor noise, quantised to 8 bits. Its
+histogram is uneven and neighbouring pixels often share a bin, as in real images. Large
+images repeat a 2048 x 2048 base scene with a brightness shift per copy.
+"""
+
+import numpy as np
+
+CHUNK = 1 << 24
+
+
+def _scene(rng, h, w):
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    yy /= h
+    xx /= w
+    img = 90 + 60 * xx + 30 * np.sin(2.5 * yy + 1.3 * xx)
+    for _ in range(6):
+        cy, cx = rng.random(2)
+        r = rng.uniform(0.05, 0.25)
+        img += rng.uniform(-70, 90) * np.exp(-((yy - cy) ** 2 + (xx - cx) ** 2) / (2 * r * r))
+    for _ in range(4):
+        y0, x0 = rng.integers(0, h * 3 // 4), rng.integers(0, w * 3 // 4)
+        img[y0:y0 + rng.integers(h // 16, h // 4), x0:x0 + rng.integers(w // 16, w // 4)] = rng.uniform(20, 235)
+    img += rng.normal(0, 3, (h, w)).astype(np.float32)
+    return np.clip(img, 0, 255).astype(np.uint8).reshape(-1)
+
+
+def inputs(kernel, params, rng):
+    n = params["n"]
+    side = 2048 if n >= CHUNK else 128
+    base = _scene(rng, side, side)
+    img = np.empty(n, np.uint8)
+    shifts = rng.integers(0, 32, -(-n // base.size), dtype=np.uint8)
+    for t, shift in enumerate(shifts):
+        part = img[t * base.size:(t + 1) * base.size]
+        np.add(base[:part.size], shift, out=part)  # wraps past 255, like a brightness roll
+    return {"img": img, "bins": np.zeros(256, np.uint32)}
+
+
+def reference(kernel, args, params):
+    counts = args["bins"].astype(np.int64)
+    img = args["img"]
+    for start in range(0, img.size, CHUNK):
+        counts += np.bincount(img[start:start + CHUNK], minlength=256)
+    return {"bins": counts.astype(np.uint32)}

@@ -1,0 +1,72 @@
+"""Inputs and NumPy references for the radix-sort pass.
+
+Block b owns the tile keys[b * tile : (b + 1) * tile]. The scatter's offsets are the
+exclusive scan, in digit-major order, of the per-block digit counts, so the scatter
+writes the stable partition of all keys by digit.
+"""
+
+import numpy as np
+
+CHUNK = 1 << 24
+
+
+def _keys(rng, n):
+    keys = np.empty(n, np.uint32)
+    for start in range(0, n, CHUNK):
+        count = min(CHUNK, n - start)
+        keys[start:start + count] = (rng.integers(0, 1 << 32, count, dtype=np.uint32)
+                                     & rng.integers(0, 1 << 32, count, dtype=np.uint32))
+    return keys
+
+
+def _digits(keys, shift):
+    return ((keys >> np.uint32(shift)) & np.uint32(15)).astype(np.uint8)
+
+
+def block_counts(keys, shift, tile):
+    """counts[d, b]: keys of digit d in block b's tile (uint32, 16 x blocks, digit-major)."""
+    blocks = -(-keys.size // tile)
+    counts = np.empty((16, blocks), np.uint32)
+    full = keys.size // tile
+    rows = max(1, CHUNK // tile)
+    for first in range(0, full, rows):
+        last = min(full, first + rows)
+        slot = (np.arange((last - first) * tile, dtype=np.intp) // tile) * 16
+        slot += _digits(keys[first * tile:last * tile], shift)  # (block, digit) -> one index
+        counts[:, first:last] = np.bincount(slot, minlength=16 * (last - first)).reshape(-1, 16).T
+    if blocks > full:
+        counts[:, full] = np.bincount(_digits(keys[full * tile:], shift), minlength=16)
+    return counts
+
+
+def inputs(kernel, params, rng):
+    keys = _keys(rng, params["n"])
+    if kernel == "radix_digit_count":
+        return {"keys": keys}
+    counts = block_counts(keys, params["shift"], params["bx"] * params["items"]).reshape(-1)
+    offsets = np.zeros(counts.size, np.uint32)
+    np.cumsum(counts[:-1], dtype=np.uint32, out=offsets[1:])  # n < 2^32: no wrap-around
+    return {"keys": keys, "offsets": offsets}
+
+
+def _stable_partition(keys, shift):
+    out = np.empty_like(keys)
+    totals = np.bincount(_digits(keys, shift), minlength=16)
+    cursor = np.concatenate(([0], np.cumsum(totals)[:-1]))
+    for start in range(0, keys.size, CHUNK):
+        part = keys[start:start + CHUNK]
+        digits = _digits(part, shift)
+        ordered = part[np.argsort(digits, kind="stable")]
+        bounds = np.concatenate(([0], np.cumsum(np.bincount(digits, minlength=16))))
+        for d in range(16):
+            count = bounds[d + 1] - bounds[d]
+            out[cursor[d]:cursor[d] + count] = ordered[bounds[d]:bounds[d + 1]]
+            cursor[d] += count
+    return out
+
+
+def reference(kernel, args, params):
+    keys, shift = args["keys"], int(args["shift"])
+    if kernel == "radix_digit_count":
+        return {"counts": block_counts(keys, shift, int(args["tile"])).reshape(-1)}
+    return {"out": _stable_partition(keys, shift)}
