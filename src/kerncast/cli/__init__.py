@@ -13,7 +13,7 @@ from typing import NoReturn
 from rich.text import Text
 
 from kerncast._errors import KerncastError
-from kerncast.cli import _corpus, _devices  # noqa: F401  (register commands)
+from kerncast.cli import _calibrate, _corpus, _devices  # noqa: F401  (register commands)
 from kerncast.cli._app import app
 from kerncast.cli._output import err_console
 

@@ -1,0 +1,31 @@
+"""Calibration: micro-benchmarks that measure a GPU's latencies, throughputs,
+bandwidths, cache geometry, synchronisation and launch costs (the static-analysis
+seed's section IV-A2), and the calibration files the static simulator reads.
+"""
+
+from kerncast.calibrate._analysis import cache_size_from_curve, fit_line, granularity_from_curve
+from kerncast.calibrate._model import (
+    CALIBRATION_DIR,
+    Calibration,
+    InstructionTiming,
+    load_calibration,
+)
+
+__all__ = [
+    "CALIBRATION_DIR",
+    "Calibration",
+    "InstructionTiming",
+    "cache_size_from_curve",
+    "fit_line",
+    "granularity_from_curve",
+    "load_calibration",
+    "run_calibration",
+]
+
+
+def __getattr__(name: str):
+    if name == "run_calibration":
+        from kerncast.calibrate._run import run_calibration  # noqa: PLC0415 (needs CuPy)
+
+        return run_calibration
+    raise AttributeError(name)

@@ -1,0 +1,298 @@
+"""Run the micro-benchmarks of ``ubench.cu`` on a CUDA GPU through CuPy.
+
+Each measurement is one short launch sequence; the whole calibration takes well
+under a minute on an H100. Timed launches follow a ``spin`` kernel of ~50 µs so that
+host launch gaps stay outside the event interval. Nothing changes the GPU's settings:
+clocks are only read (NVML), never set.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import platform
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from kerncast import __version__
+from kerncast._errors import ToolchainError
+from kerncast.calibrate._analysis import cache_size_from_curve, fit_line, granularity_from_curve
+from kerncast.calibrate._model import Calibration, InstructionTiming
+from kerncast.devices import Device
+
+__all__ = ["ARITH_OPS", "run_calibration"]
+
+SOURCE = Path(__file__).with_name("ubench.cu")
+UNROLL, ILP = 32, 8
+# Instruction class -> (kernel suffix, dtype, PTX instructions per chain step).
+ARITH_OPS = {
+    "int": ("int_add", np.int32, 2),
+    "int_mul": ("int_mul", np.int32, 2),
+    "int_mad": ("int_mad", np.int32, 2),
+    "int_logic": ("int_logic", np.int32, 2),
+    "fp32": ("fp32_fma", np.float32, 1),
+    "fp32_add": ("fp32_add", np.float32, 1),
+    "fp64": ("fp64_fma", np.float64, 1),
+    "fp64_add": ("fp64_add", np.float64, 1),
+    "sfu": ("sfu_sin", np.float32, 1),
+    "sfu_ex2": ("sfu_ex2", np.float32, 1),
+    "sfu_rsqrt": ("sfu_rsqrt", np.float32, 1),
+    "sfu_lg2": ("sfu_lg2", np.float32, 1),
+    "conversion": ("conversion", np.float32, 2),
+    "fp32_div": ("fp32_div", np.float32, 1),
+    "warp": ("shuffle", np.int32, 1),
+}
+L1_FOOTPRINTS_KIB = [8, 16, 32, 64, 96, 128, 160, 192, 224, 256, 320, 512, 1024]
+L2_FOOTPRINTS_MIB = [1, 2, 4, 8, 12, 16, 20, 24, 28, 32, 40, 48, 56, 64, 80, 96]
+STRIDES = [4, 8, 16, 32, 64, 128, 256]
+
+
+class _Bench:
+    """Compiled micro-benchmarks and the timing helpers around them."""
+
+    def __init__(self, device: Device):
+        try:
+            import cupy as cp  # noqa: PLC0415 (optional dependency)
+        except ImportError:
+            raise ToolchainError("calibration needs CuPy and an NVIDIA GPU: pip install "
+                                 "'kerncast[cuda]' on a machine with a GPU") from None
+        self.cp = cp
+        self.device = device
+        self.mod = cp.RawModule(code=SOURCE.read_text(), options=("-std=c++17",))
+        props = cp.cuda.runtime.getDeviceProperties(0)
+        self.name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
+        self.sms = int(props["multiProcessorCount"])
+        self.l2_bytes = int(props["l2CacheSize"])
+        self.stream = cp.cuda.Stream(non_blocking=True)
+        self.clock_hz = self._clock_mhz() * 1e6  # a first guess for the spin lengths
+        self.clock_hz = self._measure_clock()
+
+    def fn(self, name: str):
+        return self.mod.get_function(name)
+
+    def _clock_mhz(self) -> float:
+        try:
+            import pynvml  # noqa: PLC0415
+
+            pynvml.nvmlInit()
+            handle = pynvml.nvmlDeviceGetHandleByIndex(0)
+            return float(pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM))
+        except Exception:  # NVML absent: the spec's boost clock is the best guess
+            return self.device.compute.boost_clock_mhz
+
+    def _measure_clock(self) -> float:
+        """SM cycles per second under load: a spin of known cycles timed with events."""
+        cycles = 40_000_000
+        seconds = self.timed(lambda: self.fn("spin")((1,), (1,), (np.int64(cycles),)), reps=3)
+        return cycles / seconds
+
+    def timed(self, launch: Callable[[], None], reps: int = 5) -> float:
+        """Median seconds of ``launch`` over ``reps`` runs, host gaps excluded."""
+        cp = self.cp
+        spin = self.fn("spin")
+        times = []
+        with self.stream:
+            launch()  # warm-up
+            for _ in range(reps):
+                start, end = cp.cuda.Event(), cp.cuda.Event()
+                spin((1,), (1,), (np.int64(self.clock_hz * 50e-6),))
+                start.record()
+                launch()
+                end.record()
+                end.synchronize()
+                times.append(cp.cuda.get_elapsed_time(start, end) * 1e-3)
+        return float(np.median(times))
+
+    def cycles(self, name: str, grid, block, args, out_index: int = 0) -> float:
+        """Run a clock64-instrumented kernel once (after a warm-up) and read its cycles."""
+        cp = self.cp
+        cyc = cp.zeros(max(grid[0], 1), dtype=cp.int64)
+        kernel = self.fn(name)
+        for _ in range(2):
+            kernel(grid, block, (*args[:out_index], cyc, *args[out_index:]))
+            cp.cuda.runtime.deviceSynchronize()
+        return float(cyc.get().max())
+
+
+def _arith(b: _Bench, progress) -> dict[str, InstructionTiming]:
+    cp = b.cp
+    out = {}
+    for cls, (suffix, dtype, per_step) in ARITH_OPS.items():
+        sink = cp.ones(4096, dtype=dtype)
+        a = dtype(1) if np.dtype(dtype).kind == "i" else dtype(0.999)
+        if suffix == "shuffle":
+            a = dtype(1)  # y = 1 + lane: the source lane of each rotation
+        iters = 256
+        lat_cycles = b.cycles(f"lat_{suffix}", (1,), (1,), (sink, np.int32(iters), a), out_index=1)
+        latency = lat_cycles / (iters * UNROLL * per_step)
+        kernel = b.fn(f"tput_{suffix}")
+        grid, block = (b.sms * 8,), (256,)
+        titers = 64
+        seconds = b.timed(lambda: kernel(grid, block, (sink, np.int32(titers), a)))
+        ops = grid[0] * block[0] * titers * UNROLL * ILP * per_step
+        out[cls] = InstructionTiming(round(latency, 2),
+                                     round(ops / (seconds * b.clock_hz * b.sms), 2))
+        progress(f"{cls}: latency {latency:.1f} cycles, {out[cls].throughput_per_clk_sm} /clk/SM")
+    return out
+
+
+def _chain(words: int, stride_words: int) -> np.ndarray:
+    arr = np.zeros(words, dtype=np.uint32)
+    idx = np.arange(0, words, stride_words, dtype=np.uint64)
+    arr[idx] = ((idx + stride_words) % words).astype(np.uint32)
+    return arr
+
+
+def _chase(b: _Bench, footprint: int, stride: int, op: str, warm: bool = True) -> float:
+    cp = b.cp
+    words = footprint // 4
+    arr = cp.asarray(_chain(words, stride // 4))
+    steps = max(words // (stride // 4), 1)
+    sink = cp.zeros(1, dtype=cp.uint32)
+    cyc = b.cycles(f"chase_{op}", (1,), (1,),
+                   (arr, np.int32(steps), np.int32(int(warm)), sink), out_index=4)
+    return cyc / steps
+
+
+def _flush(b: _Bench) -> None:
+    cp = b.cp
+    n = 2 * b.l2_bytes // 16
+    buf = cp.empty(n * 4, dtype=cp.float32)
+    b.fn("flush_l2")((b.sms * 4,), (256,), (buf, np.int64(n), np.float32(1)))
+    cp.cuda.runtime.deviceSynchronize()
+
+
+def _dram_latency(b: _Bench) -> float:
+    cp = b.cp
+    footprint, stride = 64 << 20, 4096
+    words = footprint // 4
+    arr = cp.asarray(_chain(words, stride // 4))
+    steps = words // (stride // 4)
+    sink = cp.zeros(1, dtype=cp.uint32)
+    cyc = cp.zeros(1, dtype=cp.int64)
+    _flush(b)
+    b.fn("chase_l2")((1,), (1,), (arr, np.int32(steps), np.int32(0), sink, cyc))
+    cp.cuda.runtime.deviceSynchronize()
+    return float(cyc.get()[0]) / steps
+
+
+def _latencies(b: _Bench, progress) -> tuple[dict, dict]:
+    l1 = [[kib * 1024, _chase(b, kib * 1024, 128, "l1")] for kib in L1_FOOTPRINTS_KIB]
+    l2 = [[mib << 20, _chase(b, mib << 20, 128, "l2")] for mib in L2_FOOTPRINTS_MIB]
+    strided = [[s, _chase(b, 4 << 20, s, "l1")] for s in STRIDES]
+    shared_arr = b.cp.asarray(_chain(4096, 33))
+    sink = b.cp.zeros(1, dtype=b.cp.uint32)
+    shared = b.cycles("chase_shared", (1,), (32,), (shared_arr, np.int32(4096), np.int32(0), sink),
+                      out_index=4) / 4096
+    memory = {
+        "l1_hit_latency_cycles": round(l1[0][1], 1),
+        "l2_hit_latency_cycles": round(l2[2][1], 1),
+        "dram_latency_cycles": round(_dram_latency(b), 1),
+        "shared_latency_cycles": round(shared, 1),
+        "l1_bytes_measured": float(cache_size_from_curve(l1)),
+        "l2_bytes_measured": float(cache_size_from_curve(l2)),
+        "fetch_granularity_bytes": float(granularity_from_curve(strided)),
+    }
+    progress(f"latencies: L1 {memory['l1_hit_latency_cycles']}, L2 {memory['l2_hit_latency_cycles']}, "
+             f"DRAM {memory['dram_latency_cycles']}, shared {memory['shared_latency_cycles']} cycles")
+    return memory, {"l1_latency_vs_footprint": l1, "l2_latency_vs_footprint": l2,
+                    "l1_latency_vs_stride": strided}
+
+
+def _bandwidths(b: _Bench, progress) -> dict[str, float]:
+    cp = b.cp
+    n = (2 << 30) // 16
+    a = cp.ones(n * 4, dtype=cp.float32)
+    c = cp.empty_like(a)
+    sink = cp.zeros(4096, dtype=cp.float32)
+    grid, block = (b.sms * 16,), (256,)
+    read = b.timed(lambda: b.fn("bw_read")(grid, block, (a, np.int64(n), sink)))
+    write = b.timed(lambda: b.fn("bw_write")(grid, block, (c, np.int64(n), np.float32(2))))
+    copy = b.timed(lambda: b.fn("bw_copy")(grid, block, (a, c, np.int64(n))))
+    l2n, reps = (16 << 20) // 16, 40
+    l2 = b.timed(lambda: b.fn("bw_l2")(grid, block, (a, np.int64(l2n), np.int32(reps), sink)))
+    iters = 1024
+    shared = b.timed(lambda: b.fn("bw_shared")((b.sms * 2,), (1024,), (sink, np.int32(iters))))
+    shared_bytes = b.sms * 2 * 1024 * iters * UNROLL * 4
+    out = {
+        "dram_read_gbs": round(n * 16 / read / 1e9, 1),
+        "dram_write_gbs": round(n * 16 / write / 1e9, 1),
+        "dram_copy_gbs": round(2 * n * 16 / copy / 1e9, 1),
+        "l2_read_gbs": round(l2n * 16 * reps / l2 / 1e9, 1),
+        "shared_bytes_per_clk_sm": round(shared_bytes / (shared * b.clock_hz * b.sms), 1),
+    }
+    progress(f"bandwidth: DRAM read {out['dram_read_gbs']} GB/s, copy {out['dram_copy_gbs']} GB/s, "
+             f"L2 {out['l2_read_gbs']} GB/s")
+    return out
+
+
+def _atomics(b: _Bench, progress) -> dict[str, float]:
+    cp = b.cp
+    threads, block, iters = b.sms * 8 * 256, 256, 64
+    addr = cp.zeros(threads, dtype=cp.uint32)
+    out = {}
+    for label, slots in (("uncontended", threads), ("contended", 1)):
+        t = b.timed(lambda s=slots: b.fn("atomic_global")((threads // block,), (block,),
+                                                         (addr, np.int32(s), np.int32(iters))))
+        out[f"atomic_global_{label}_per_s"] = round(threads * iters / t, 0)
+    for label, slots in (("uncontended", 1024), ("contended", 1)):
+        t = b.timed(lambda s=slots: b.fn("atomic_shared")((b.sms * 2,), (1024,),
+                                                         (addr, np.int32(s), np.int32(iters))))
+        out[f"atomic_shared_{label}_per_clk_sm"] = round(
+            b.sms * 2 * 1024 * iters / (t * b.clock_hz * b.sms), 3)
+    lat = b.cycles("lat_atomic", (1,), (1,), (addr, np.int32(1024)), out_index=2) / 1024
+    out["atomic_global_latency_cycles"] = round(lat, 1)
+    progress(f"atomics: contended global {out['atomic_global_contended_per_s']:.3g}/s, "
+             f"latency {lat:.0f} cycles")
+    return out
+
+
+def _barriers(b: _Bench, progress) -> dict[str, float]:
+    cp = b.cp
+    sink = cp.zeros(1, dtype=cp.float32)
+    out = {}
+    iters = 1024
+    for warps in (1, 2, 4, 8, 16, 32):
+        cyc = b.cycles("barrier_loop", (b.sms,), (32 * warps,), (np.int32(iters), sink), out_index=1)
+        out[f"barrier_cycles_{warps}_warps"] = round(cyc / iters, 1)
+    progress(f"barrier: {out['barrier_cycles_1_warps']} .. {out['barrier_cycles_32_warps']} cycles")
+    return out
+
+
+def _launch(b: _Bench, progress) -> dict[str, float]:
+    grids = [1, b.sms, b.sms * 8, b.sms * 80, b.sms * 800]
+    times = [b.timed(lambda g=g: b.fn("empty_kernel")((g,), (256,), ()), reps=9) for g in grids]
+    intercept, slope = fit_line(grids, times)
+    out = {"empty_kernel_s": round(times[0], 9), "launch_overhead_s": round(intercept, 9),
+           "per_block_s": slope}
+    progress(f"launch: empty kernel {times[0] * 1e6:.2f} µs, {slope * 1e9:.3f} ns per block")
+    return out
+
+
+def _provenance(b: _Bench) -> dict:
+    cp = b.cp
+    return {
+        "device_name": b.name, "sm_count": b.sms, "l2_bytes": b.l2_bytes,
+        "sm_clock_mhz_seen": b.clock_hz / 1e6,
+        "driver": str(cp.cuda.runtime.driverGetVersion()),
+        "cuda_runtime": str(cp.cuda.runtime.runtimeGetVersion()),
+        "cupy": cp.__version__, "kerncast": __version__, "host": platform.node(),
+        "measured_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "method": "kerncast calibrate: inline-PTX chains (clock64), event-timed throughput "
+                  "with a spin kernel ahead of each timed launch, pointer chasing",
+    }
+
+
+def run_calibration(device: Device, progress: Callable[[str], None] = print) -> Calibration:
+    """Measure every figure of a :class:`Calibration` on GPU 0 (which should be ``device``)."""
+    bench = _Bench(device)
+    instructions = _arith(bench, progress)
+    memory, curves = _latencies(bench, progress)
+    memory.update(_bandwidths(bench, progress))
+    memory.update(_atomics(bench, progress))
+    sync = _barriers(bench, progress)
+    launch = _launch(bench, progress)
+    return Calibration(device=device.key, provenance=_provenance(bench),
+                       instructions=instructions, memory=memory, curves=curves,
+                       sync=sync, launch=launch)

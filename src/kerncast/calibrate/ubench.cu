@@ -1,0 +1,236 @@
+// kerncast calibration micro-benchmarks (CUDA C++, compiled at run time with NVRTC).
+//
+// Latency kernels run one thread through a dependent chain of one PTX instruction
+// (inline PTX, so the instruction is exactly the one named) and report clock64 cycles.
+// Throughput kernels run ILP independent chains per thread on every SM and are timed
+// with events on the host. Memory kernels chase pointers (latency, cache geometry) or
+// stream (bandwidth). All kernels write a sink so nothing is optimised away.
+
+typedef unsigned long long u64;
+
+#ifndef UNROLL
+#define UNROLL 32
+#endif
+#ifndef ILP
+#define ILP 8
+#endif
+
+// ---------------------------------------------------------------- arithmetic
+
+// Each chain step is ASM over two registers: %0 (x, always updated) and %1 (y: a second
+// operand, updated too where a constant operand would let ptxas fold the chain).
+#define LAT_KERNEL(NAME, T, C, ASM)                                                     \
+  extern "C" __global__ void lat_##NAME(T* sink, long long* cycles, int iters, T a) {   \
+    T x = sink[0], y = a + (T)(threadIdx.x & 31);                                       \
+    long long t0 = clock64();                                                           \
+    for (int i = 0; i < iters; i++) {                                                   \
+      _Pragma("unroll") for (int k = 0; k < UNROLL; k++) {                              \
+        asm volatile(ASM : "+" C(x), "+" C(y));                                         \
+      }                                                                                 \
+    }                                                                                   \
+    long long t1 = clock64();                                                           \
+    sink[1] = x + y;                                                                    \
+    cycles[0] = t1 - t0;                                                                \
+  }
+
+#define TPUT_KERNEL(NAME, T, C, ASM)                                                    \
+  extern "C" __global__ void tput_##NAME(T* sink, int iters, T a) {                     \
+    T v[ILP], w[ILP];                                                                   \
+    _Pragma("unroll") for (int j = 0; j < ILP; j++) {                                   \
+      v[j] = sink[j] + (T)threadIdx.x;                                                  \
+      w[j] = a + (T)((threadIdx.x + j) & 31);                                           \
+    }                                                                                   \
+    for (int i = 0; i < iters; i++) {                                                   \
+      _Pragma("unroll") for (int k = 0; k < UNROLL; k++) {                              \
+        _Pragma("unroll") for (int j = 0; j < ILP; j++) {                               \
+          asm volatile(ASM : "+" C(v[j]), "+" C(w[j]));                                 \
+        }                                                                               \
+      }                                                                                 \
+    }                                                                                   \
+    T s = v[0] + w[0];                                                                  \
+    _Pragma("unroll") for (int j = 1; j < ILP; j++) s += v[j] + w[j];                   \
+    if (s == (T)-12345) sink[blockIdx.x] = s;                                           \
+  }
+
+#define ARITH(NAME, T, C, ASM) LAT_KERNEL(NAME, T, C, ASM) TPUT_KERNEL(NAME, T, C, ASM)
+
+// Integer chains alternate between the two registers (x += y; y += x) because ptxas
+// folds a chain of integer operations with a constant operand.
+ARITH(int_add, int, "r", "add.s32 %0, %0, %1; add.s32 %1, %1, %0;")
+ARITH(int_mul, int, "r", "mul.lo.s32 %0, %0, %1; mul.lo.s32 %1, %1, %0;")
+ARITH(int_mad, int, "r", "mad.lo.s32 %0, %0, %1, %1; mad.lo.s32 %1, %1, %0, %0;")
+ARITH(int_logic, int, "r", "shl.b32 %0, %0, 1; xor.b32 %1, %1, %0;")
+ARITH(fp32_add, float, "f", "add.f32 %0, %0, %1;")
+ARITH(fp32_fma, float, "f", "fma.rn.f32 %0, %0, %1, %1;")
+ARITH(fp64_add, double, "d", "add.f64 %0, %0, %1;")
+ARITH(fp64_fma, double, "d", "fma.rn.f64 %0, %0, %1, %1;")
+ARITH(sfu_sin, float, "f", "sin.approx.f32 %0, %0;")
+ARITH(sfu_ex2, float, "f", "ex2.approx.f32 %0, %0;")
+ARITH(sfu_rsqrt, float, "f", "rsqrt.approx.f32 %0, %0;")
+ARITH(sfu_lg2, float, "f", "lg2.approx.f32 %0, %0;")
+// Conversions: a round trip float -> int -> float counts as two instructions.
+ARITH(conversion, float, "f", "{ .reg .s32 t; cvt.rzi.s32.f32 t, %0; cvt.rn.f32.s32 %0, t; }")
+ARITH(fp32_div, float, "f", "div.rn.f32 %0, %1, %0;")
+// y holds a lane index (a + lane): each step rotates x across the warp.
+ARITH(shuffle, int, "r", "shfl.sync.idx.b32 %0, %0, %1, 0x1f, 0xffffffff;")
+
+// ---------------------------------------------------------------- memory latency
+
+// Chase `steps` pointers starting at index 0 (the chain is built on the host);
+// warm with one pass first when `warm` is set. Loads use the named cache operator.
+#define CHASE_KERNEL(NAME, LOAD)                                                        \
+  extern "C" __global__ void chase_##NAME(const unsigned* arr, int steps, int warm,     \
+                                          unsigned* sink, long long* cycles) {          \
+    unsigned j = 0;                                                                     \
+    if (warm) {                                                                         \
+      for (int i = 0; i < steps; i++) { LOAD; }                                         \
+      j = 0;                                                                            \
+    }                                                                                   \
+    long long t0 = clock64();                                                           \
+    for (int i = 0; i < steps; i++) { LOAD; }                                           \
+    long long t1 = clock64();                                                           \
+    sink[0] = j;                                                                        \
+    cycles[0] = t1 - t0;                                                                \
+  }
+
+// A plain weak load (LDG.E, cached in L1); `.ca` would become a strong load in SASS.
+CHASE_KERNEL(l1, asm volatile("ld.global.u32 %0, [%1];" : "=r"(j) : "l"(arr + j)))
+// `.cg` caches in L2 only.
+CHASE_KERNEL(l2, asm volatile("ld.global.cg.u32 %0, [%1];" : "=r"(j) : "l"(arr + j)))
+
+#ifndef SMEM_WORDS
+#define SMEM_WORDS 4096
+#endif
+
+extern "C" __global__ void chase_shared(const unsigned* arr, int steps, int warm,
+                                        unsigned* sink, long long* cycles) {
+  __shared__ unsigned s[SMEM_WORDS];
+  for (int i = threadIdx.x; i < SMEM_WORDS; i += blockDim.x) s[i] = arr[i] % SMEM_WORDS;
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  unsigned j = 0;
+  long long t0 = clock64();
+  for (int i = 0; i < steps; i++) j = s[j];
+  long long t1 = clock64();
+  sink[0] = j;
+  cycles[0] = t1 - t0;
+}
+
+// ---------------------------------------------------------------- bandwidth
+
+extern "C" __global__ void bw_read(const float4* __restrict__ a, long long n, float* sink) {
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  long long stride = (long long)gridDim.x * blockDim.x;
+  float acc = 0.0f;
+  for (; i < n; i += stride) {
+    float4 v = a[i];
+    acc += v.x + v.y + v.z + v.w;
+  }
+  if (acc == -12345.0f) sink[0] = acc;
+}
+
+extern "C" __global__ void bw_write(float4* __restrict__ a, long long n, float v) {
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  long long stride = (long long)gridDim.x * blockDim.x;
+  for (; i < n; i += stride) a[i] = make_float4(v, v, v, v);
+}
+
+extern "C" __global__ void bw_copy(const float4* __restrict__ a, float4* __restrict__ b,
+                                   long long n) {
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  long long stride = (long long)gridDim.x * blockDim.x;
+  for (; i < n; i += stride) b[i] = a[i];
+}
+
+// Repeated reads of a footprint that fits in L2, bypassing L1 (.cg).
+extern "C" __global__ void bw_l2(const float4* __restrict__ a, long long n, int reps,
+                                 float* sink) {
+  float acc = 0.0f;
+  long long stride = (long long)gridDim.x * blockDim.x;
+  for (int r = 0; r < reps; r++) {
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+      float4 v;
+      asm volatile("ld.global.cg.v4.f32 {%0, %1, %2, %3}, [%4];"
+                   : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                   : "l"(a + i));
+      acc += v.x + v.y + v.z + v.w;
+    }
+  }
+  if (acc == -12345.0f) sink[0] = acc;
+}
+
+// Conflict-free shared-memory reads: each thread reads consecutive words.
+extern "C" __global__ void bw_shared(float* sink, int iters) {
+  __shared__ float s[1024];
+  s[threadIdx.x] = threadIdx.x;
+  __syncthreads();
+  float acc = 0.0f;
+  int idx = threadIdx.x;
+  for (int i = 0; i < iters; i++) {
+#pragma unroll
+    for (int k = 0; k < UNROLL; k++) acc += s[(idx + k * 32 + i) & 1023];
+  }
+  if (acc == -12345.0f) sink[blockIdx.x] = acc;
+}
+
+// ---------------------------------------------------------------- atomics
+
+// Each thread adds to addr[(tid * spread) % slots]; slots = 1 is full contention.
+extern "C" __global__ void atomic_global(unsigned* addr, int slots, int iters) {
+  unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+  unsigned slot = t % slots;
+  for (int i = 0; i < iters; i++) atomicAdd(addr + slot, 1u);
+}
+
+extern "C" __global__ void atomic_shared(unsigned* out, int slots, int iters) {
+  __shared__ unsigned s[1024];
+  for (int i = threadIdx.x; i < 1024; i += blockDim.x) s[i] = 0;
+  __syncthreads();
+  unsigned slot = threadIdx.x % slots;
+  for (int i = 0; i < iters; i++) atomicAdd(s + slot, 1u);
+  __syncthreads();
+  if (threadIdx.x == 0) atomicAdd(out, s[0]);
+}
+
+extern "C" __global__ void lat_atomic(unsigned* addr, int iters, long long* cycles) {
+  unsigned j = 0;
+  long long t0 = clock64();
+  for (int i = 0; i < iters; i++) j = atomicAdd(addr + (j & 1), 1u);  // next address depends on the result
+  long long t1 = clock64();
+  addr[2] = j;
+  cycles[0] = t1 - t0;
+}
+
+// ---------------------------------------------------------------- synchronisation
+
+extern "C" __global__ void barrier_loop(int iters, long long* cycles, float* sink) {
+  float x = threadIdx.x;
+  __syncthreads();
+  long long t0 = clock64();
+  for (int i = 0; i < iters; i++) {
+    x = x * 0.999f + 1.0f;
+    __syncthreads();
+  }
+  long long t1 = clock64();
+  if (threadIdx.x == 0) cycles[blockIdx.x] = t1 - t0;
+  if (x == -12345.0f) sink[0] = x;
+}
+
+// ---------------------------------------------------------------- launch
+
+extern "C" __global__ void empty_kernel() {}
+
+// Spin for `cycles` clock cycles: queued ahead of a timed launch so that the host's
+// launch gaps fall outside the timed interval.
+extern "C" __global__ void spin(long long cycles) {
+  long long t0 = clock64();
+  while (clock64() - t0 < cycles) {
+  }
+}
+
+// Writes a buffer larger than L2 so that the next launch starts with a cold L2.
+extern "C" __global__ void flush_l2(float4* buf, long long n, float v) {
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  long long stride = (long long)gridDim.x * blockDim.x;
+  for (; i < n; i += stride) buf[i] = make_float4(v, v, v, v);
+}

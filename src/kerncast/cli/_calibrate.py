@@ -1,0 +1,49 @@
+"""``kerncast calibrate``: measure a GPU's micro-benchmark figures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from kerncast.calibrate import CALIBRATION_DIR, run_calibration
+from kerncast.cli._app import app
+from kerncast.cli._output import console, err_console, print_json
+from kerncast.devices import get_device
+
+
+@app.command("calibrate")
+def calibrate_cmd(
+    device: Annotated[str, typer.Option("--device", "-d", help="Spec of the GPU being measured.")],
+    out: Annotated[Path | None, typer.Option(help="Calibration file to write.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the calibration as JSON.")] = False,
+) -> None:
+    """Run the calibration micro-benchmarks on GPU 0 (needs CuPy and an NVIDIA GPU).
+
+    Measures instruction latencies and throughputs, memory latencies (L1, L2, DRAM,
+    shared), bandwidths, cache sizes, atomics, barriers and launch overhead.
+    Clocks are read, never set.
+
+    Example: kerncast calibrate --device h100 --out h100-sxm.json
+    """
+    spec = get_device(device)
+    log = (lambda msg: None) if as_json else (lambda msg: err_console.print(f"  {msg}"))
+    result = run_calibration(spec, progress=log)
+    reported = result.provenance["device_name"]
+    if not _known(reported) or get_device(reported).key != spec.key:
+        err_console.print(f"warning: GPU 0 reports itself as {reported!r}, not {spec.name}")
+    target = out or CALIBRATION_DIR / f"{spec.key}.json"
+    result.save(target)
+    if as_json:
+        print_json(result.to_dict())
+    else:
+        console.print(f"calibration of {spec.key} written to {target}")
+
+
+def _known(name: str) -> bool:
+    try:
+        get_device(name)
+    except Exception:  # an unknown device name: warn below
+        return False
+    return True

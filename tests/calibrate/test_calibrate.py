@@ -1,0 +1,86 @@
+"""Calibration: the micro-benchmark source, the curve analysis and the file format."""
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kerncast import InputError
+from kerncast.calibrate import (
+    Calibration,
+    InstructionTiming,
+    cache_size_from_curve,
+    fit_line,
+    granularity_from_curve,
+    load_calibration,
+)
+from kerncast.calibrate._run import ARITH_OPS, SOURCE
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+def test_microbenchmarks_compile_and_define_every_kernel(tmp_path):
+    ptx = tmp_path / "ubench.ptx"
+    subprocess.run(["nvcc", "-ptx", "-arch=sm_90", str(SOURCE), "-o", str(ptx)], check=True)
+    text = ptx.read_text()
+    for suffix, _, _ in ARITH_OPS.values():
+        assert f".entry lat_{suffix}(" in text and f".entry tput_{suffix}(" in text
+    for name in ("chase_l1", "chase_l2", "chase_shared", "bw_read", "bw_l2", "bw_shared",
+                 "atomic_global", "atomic_shared", "barrier_loop", "empty_kernel", "spin"):
+        assert f".entry {name}(" in text
+    # The chains must be exactly the PTX instruction named, not something optimised away.
+    assert "fma.rn.f32" in text and "sin.approx.f32" in text and "ld.global.cg.u32" in text
+
+
+def test_cache_size_is_the_last_footprint_at_hit_latency():
+    kib = 1024
+    curve = [[8 * kib, 30], [64 * kib, 31], [192 * kib, 33], [256 * kib, 120], [512 * kib, 260],
+             [1024 * kib, 262]]
+    assert cache_size_from_curve(curve) == 192 * kib
+    assert np.isnan(cache_size_from_curve([[1, 30], [2, 31]]))
+
+
+def test_granularity_is_where_latency_reaches_the_miss_latency():
+    curve = [[4, 40], [8, 70], [16, 130], [32, 250], [64, 252], [128, 251]]
+    assert granularity_from_curve(curve) == 32
+
+
+def test_fit_line():
+    intercept, slope = fit_line([1, 2, 3], [5, 7, 9])
+    assert intercept == pytest.approx(3) and slope == pytest.approx(2)
+
+
+def test_calibration_round_trips(tmp_path):
+    cal = Calibration(device="h100-sxm", provenance={"measured_at": "2026-11-22"},
+                      instructions={"fp32": InstructionTiming(4.0, 128.0)},
+                      memory={"dram_latency_cycles": 600.0}, launch={"empty_kernel_s": 3.8e-6})
+    path = tmp_path / "cal.json"
+    cal.save(path)
+    again = load_calibration(path)
+    assert again == cal
+    assert again.instruction("fp32").throughput_per_clk_sm == 128.0
+    with pytest.raises(InputError, match=r"has no instruction class 'fp128'"):
+        again.instruction("fp128")
+
+
+def test_missing_calibration_says_how_to_make_one():
+    with pytest.raises(InputError, match=r"no calibration for 'gtx-280'.*kerncast calibrate --device gtx-280"):
+        load_calibration("gtx-280")
+
+
+def test_broken_calibration_file_is_named(tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_text('{"device": "x"}')
+    with pytest.raises(InputError, match=r"bad.json is not a valid kerncast calibration"):
+        load_calibration(path)
+
+
+@pytest.mark.gpu
+def test_calibration_runs_on_a_gpu(tmp_path):
+    from kerncast.calibrate import run_calibration
+    from kerncast.devices import get_device
+
+    cal = run_calibration(get_device("h100"), progress=lambda m: None)
+    assert cal.instructions["fp32"].throughput_per_clk_sm > 0
+    assert cal.memory["dram_latency_cycles"] > cal.memory["l2_hit_latency_cycles"]
