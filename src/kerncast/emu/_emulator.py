@@ -1,0 +1,299 @@
+"""One emulated launch: memory, registers, translated program, batches of blocks.
+
+Blocks are emulated in batches: all blocks of a batch share one set of lane arrays
+(``batch blocks x padded threads`` lanes) and run together, so regular kernels
+run at array speed; batches run one after the other (their global memory
+persists), which gives the same outputs as running every block at once for
+kernels whose blocks do not wait on each other.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kerncast.emu._build import Ctx, unsupported
+from kerncast.emu._errors import Fault, MemoryFault, UnsupportedInstruction
+from kerncast.emu._launch import Launch, bind_arguments
+from kerncast.emu._layout import Layout
+from kerncast.emu._machine import (
+    BARRIER, BRANCH, DONE, EXIT, MULTI, TRAP, WAIT, Scheduler, Segment, barrier_ids,
+)
+from kerncast.emu._memory import PARAM_FRAME_BASE, GlobalMemory, LaneSpace, UniformSpace
+from kerncast.emu._operands import Access, RegFile, Specials
+from kerncast.emu._program import EXIT_PC, Program
+from kerncast.emu._spaces import AddressSpaces
+from kerncast.emu._translate import translate_program
+
+__all__ = ["Machine"]
+
+
+class Machine:
+    """Everything one launch needs to run (see the module doc)."""
+
+    def __init__(self, program: Program, launch: Launch, args, *, batch_blocks: int,
+                 step_budget: int, recorder=None, labels=None, num_sms: int = 132) -> None:
+        if program.module is not None and program.module.address_size != 64:
+            raise UnsupportedInstruction("only 64-bit PTX (.address_size 64) can be emulated")
+        self.program, self.launch = program, launch
+        self.step_budget = step_budget
+        self.steps = self.thread_steps = 0
+        self.num_sms = num_sms
+        self.gmem = GlobalMemory()
+        self.kparam_bytes, self.buffers = bind_arguments(program.kernel, args, self.gmem,
+                                                         labels)
+        self.layout = layout = Layout(program, self.gmem, launch.dynamic_shared)
+        self.const_bytes = layout.const_bytes.tobytes()
+        self.batch_blocks = batch_blocks
+        self.max_lanes = lanes = batch_blocks * launch.padded_threads
+        self.ids = ids = np.arange(lanes, dtype=np.int64)
+        tpad = launch.padded_threads
+        shared = LaneSpace("shared", layout.shared_size, np.zeros(lanes, np.uint64),
+                           batch_blocks)
+        shared.lane_base = ((ids // tpad) * shared.stride).astype(np.uint64)
+        local = LaneSpace("local", layout.local_size, np.zeros(lanes, np.uint64), lanes)
+        local.lane_base = (ids * local.stride).astype(np.uint64)
+        frames = LaneSpace("param", layout.param_size, np.zeros(lanes, np.uint64), lanes,
+                           origin=PARAM_FRAME_BASE)
+        frames.lane_base = (ids * frames.stride).astype(np.uint64)
+        self.spaces = AddressSpaces(self.gmem, shared, local, frames,
+                                    UniformSpace("param", self.kparam_bytes),
+                                    UniformSpace("const", layout.const_bytes))
+        self.regs = RegFile(program, lanes)
+        self.specials = Specials(lanes)
+        self.specials.clock = lambda: self.steps
+        self._set_constants()
+        self.access = Access(program, self.regs, self.specials, layout)
+        self.recorder = recorder
+        self.record_segment = recorder.segment if recorder is not None else None
+        self.record_memory = recorder.memory if recorder is not None else None
+        self.ctx = Ctx(self.access, self)
+        self.closures = translate_program(program, self.ctx)
+        self.segments = self._segments()
+        self.scheduler = Scheduler(self)
+        self.blocks_run: list[np.ndarray] = []
+        self.slot_blocks = np.zeros(batch_blocks, np.int64)
+
+    # -- set-up --------------------------------------------------------------------
+
+    def _set_constants(self) -> None:
+        launch, layout = self.launch, self.layout
+        c = self.specials.constants
+        for axis, name in enumerate("xyz"):
+            c[f"ntid.{name}"] = launch.block[axis]
+            c[f"nctaid.{name}"] = launch.grid[axis]
+        c.update({"nwarpid": 64, "nsmid": self.num_sms, "gridid": 0,
+                  "dynamic_smem_size": launch.dynamic_shared,
+                  "total_smem_size": layout.shared_size, "aggr_smem_size": layout.shared_size,
+                  "is_explicit_cluster": 0, "cluster_ctarank": 0, "cluster_nctarank": 1})
+        for k in range(32):
+            c[f"envreg{k}"] = 0
+
+    def _segments(self) -> dict[int, Segment]:
+        program, closures = self.program, self.closures
+        segments = {}
+        for start in program.segment_starts:
+            end = program.segment_end(start)
+            seg = Segment(start, end)
+            last = program.items[end - 1]
+            self._terminator(seg, last, end - 1)
+            stop = end - 1 if seg.term != 0 else end
+            seg.fns = [fn for fn in closures[start:stop] if fn is not None]
+            segments[start] = seg
+        return segments
+
+    def _terminator(self, seg: Segment, item, pc: int) -> None:
+        ins, access, frame = item.instr, self.access, item.frame
+        guard = access.pred(frame, ins.guard) if ins.guard is not None else None
+        op = ins.opcode
+        if item.kind == "ret" or (item.kind == "op" and op == "bra"):
+            seg.term, seg.targets, seg.get_pred = BRANCH, item.targets, guard
+            seg.reconv = self.program.reconvergence.get(pc, EXIT_PC)
+        elif item.kind == "trap" or (item.kind == "op" and op == "trap"):
+            seg.term, seg.get_pred = TRAP, guard
+            seg.extra = "failed an assertion (__assertfail)" if item.kind == "trap" else None
+        elif item.kind != "op":
+            return
+        elif op in ("ret", "exit"):
+            seg.term, seg.get_pred = EXIT, guard
+        elif op == "brx":
+            if guard is not None:
+                raise unsupported(ins, "guarded brx")
+            seg.term, seg.targets = MULTI, item.targets
+            seg.get_pred = access.src(frame, ins.operands[0], "u32")
+            seg.reconv = self.program.reconvergence.get(pc, EXIT_PC)
+        elif op in ("bar", "barrier") and ins.mode != "warp":
+            if guard is not None:
+                raise unsupported(ins, "guarded barriers")
+            if ins.mode not in (None, "sync", "arrive", "red") or "cluster" in ins.flags:
+                raise unsupported(ins)
+            seg.term, seg.extra = BARRIER, ins
+            seg.extra = (barrier_ids(seg, access, frame), ins)
+        seg.term_pc = pc
+
+    def _start_batch(self, blocks: np.ndarray) -> np.ndarray:
+        """Reset state for ``blocks``; returns the mask of lanes that are real threads."""
+        launch = self.launch
+        tpad, threads = launch.padded_threads, launch.threads_per_block
+        ids = self.ids
+        slot, t = ids // tpad, ids % tpad
+        valid = (t < threads) & (slot < len(blocks))
+        linear = np.asarray(blocks, np.int64)[np.minimum(slot, len(blocks) - 1)]
+        self.slot_blocks[:len(blocks)] = blocks
+        gx, gy, _ = launch.grid
+        bx, by, _ = launch.block
+        a = self.specials.arrays
+        a["tid.x"][:], a["tid.y"][:], a["tid.z"][:] = t % bx, (t // bx) % by, t // (bx * by)
+        a["ctaid.x"][:], a["ctaid.y"][:] = linear % gx, (linear // gx) % gy
+        a["ctaid.z"][:] = linear // (gx * gy)
+        lane = t & 31
+        a["laneid"][:], a["warpid"][:] = lane, t >> 5
+        a["smid"][:] = linear % self.num_sms
+        one = np.uint64(1)
+        bit = (one << lane.astype(np.uint64)).astype(np.uint32)
+        a["lanemask_eq"][:] = bit
+        a["lanemask_lt"][:] = bit - np.uint32(1)
+        a["lanemask_le"][:] = (bit - np.uint32(1)) | bit
+        a["lanemask_ge"][:] = ~(bit - np.uint32(1))
+        a["lanemask_gt"][:] = ~((bit - np.uint32(1)) | bit)
+        self.regs.reset()
+        for space in (self.spaces.shared, self.spaces.local, self.spaces.frames):
+            space.reset()
+        return valid
+
+    # -- running -------------------------------------------------------------------
+
+    def run(self, blocks: np.ndarray) -> None:
+        """Emulate ``blocks`` (linear indices) in batches, in order."""
+        per = self.batch_blocks
+        with np.errstate(all="ignore"):
+            for first in range(0, len(blocks), per):
+                chunk = np.asarray(blocks[first:first + per], np.int64)
+                valid = self._start_batch(chunk)
+                if self.recorder is not None:
+                    self.recorder.begin_batch(chunk)
+                self.blocks_run.append(chunk)
+                self.scheduler.start(valid)
+                try:
+                    self.scheduler.run()
+                except Fault as fault:
+                    raise self._memory_fault(fault) from None
+
+    # -- barriers ------------------------------------------------------------------
+
+    def barrier(self, seg: Segment, warps: np.ndarray, lanes) -> None:
+        (mode, dest, get_id, get_count, pred), ins = seg.extra
+        s = self.scheduler
+        idx = lanes.idx
+        where = idx >> 5
+        _, first = np.unique(where, return_index=True)
+        ids = np.broadcast_to(np.asarray(get_id(idx), np.int64), idx.shape)[first] & 15
+        counts = np.bincount(where, minlength=s.warps)[warps]
+        slots = s.slot_of_warp[warps]
+        np.add.at(s.arrived, (slots, ids), counts)
+        if get_count is not None:
+            wanted = np.broadcast_to(np.asarray(get_count(idx), np.int64), idx.shape)[first]
+            s.expected[slots, ids] = wanted
+        if mode == "red":
+            self._reduce_arrival(ins, dest, pred, idx, slots, ids, where, first)
+        if self.recorder is not None:
+            self.recorder.barrier(seg.term_pc, slots, warps, counts)
+        if mode == "arrive":
+            s.move(warps, seg.end)
+        else:
+            s.wpc[warps] = WAIT
+            s.wresume[warps] = seg.end
+            s.wbar[warps] = seg.term_pc
+            s.wbar_id[warps] = ids
+        for slot, bid in set(zip(slots.tolist(), ids.tolist())):
+            self._check(slot, bid)
+
+    def _reduce_arrival(self, ins, dest, pred, idx, slots, ids, where, first) -> None:
+        frame = self.program.items[0].frame
+        values = np.broadcast_to(np.asarray(pred(idx), bool), idx.shape)
+        rank = np.searchsorted(np.unique(where), where)
+        for k, (slot, bid) in enumerate(zip(slots.tolist(), ids.tolist())):
+            mine = rank == k
+            entry = self.scheduler.reductions.setdefault((slot, bid), [0, 0, [], ins, dest])
+            entry[0] += int(np.count_nonzero(values[mine]))
+            entry[1] += int(np.count_nonzero(mine))
+            entry[2].append(idx[mine])
+        _ = frame
+
+    def check_barriers(self, slot: int) -> None:
+        for bid in np.flatnonzero(self.scheduler.arrived[slot]).tolist():
+            self._check(slot, bid)
+
+    def _check(self, slot: int, bid: int) -> None:
+        s = self.scheduler
+        need = int(s.expected[slot, bid]) or int(s.block_alive[slot])
+        if s.arrived[slot, bid] < need or s.arrived[slot, bid] == 0:
+            return
+        s.arrived[slot, bid] = 0
+        s.expected[slot, bid] = 0
+        waiting = np.flatnonzero((s.wpc == WAIT) & (s.slot_of_warp == slot) & (s.wbar_id == bid))
+        entry = s.reductions.pop((slot, bid), None)
+        if entry is not None:
+            self._reduce_release(entry)
+        resume = s.wresume[waiting]
+        for pc in np.unique(resume).tolist():
+            s.move(waiting[resume == pc], pc)
+
+    def _reduce_release(self, entry) -> None:
+        true, total, lanes, ins, dest = entry
+        op = ins.atomic_op
+        frame = self.program.items[0].frame
+        for item in self.program.items:
+            if item.instr is ins:
+                frame = item.frame
+                break
+        if op == "popc":
+            put = self.access.dst(frame, dest, "u32")[1]
+            value = np.uint32(true)
+        else:
+            put = self.access.dst(frame, dest, "pred")[1]
+            value = np.bool_(true == total) if op == "and" else np.bool_(true > 0)
+        for idx in lanes:
+            put(idx, np.full(len(idx), value))
+
+    # -- reporting -----------------------------------------------------------------
+
+    def block_of_slot(self, slot: int) -> tuple[int, int, int]:
+        return self.launch.block_index(int(self.slot_blocks[slot]))
+
+    def where(self, lane: int) -> tuple[tuple, tuple]:
+        tpad = self.launch.padded_threads
+        return self.block_of_slot(lane // tpad), self.launch.thread_index(lane % tpad)
+
+    def describe(self, pc: int, lane: int, why: str) -> str:
+        item = self.program.items[pc]
+        block, thread = self.where(lane)
+        return (f"kernel {self.program.kernel.name}: {why} at PTX line {item.line} "
+                f"('{item.instr}'), block {block}, thread {thread}")
+
+    def fail_lane(self, pc: int, lane: int, why: str) -> None:
+        from kerncast.emu._errors import EmulationError
+
+        raise EmulationError(self.describe(pc, lane, why))
+
+    def internal(self, why: str) -> None:
+        from kerncast._errors import KerncastError
+
+        raise KerncastError(f"emulator error in kernel {self.program.kernel.name}: {why}")
+
+    def _memory_fault(self, fault: Fault) -> MemoryFault:
+        sel = fault.lanes
+        lane = (sel.start + fault.position) if isinstance(sel, slice) else \
+            int(np.asarray(sel)[fault.position])
+        address = fault.address
+        if fault.space == "global":
+            near = f"; {self.gmem.nearest(address)}"
+        else:
+            near = ""
+        why = f"{fault.reason} to {fault.space} address {address:#x}{near}"
+        pc = fault.pc if fault.pc >= 0 else 0
+        block, thread = self.where(lane)
+        return MemoryFault(self.describe(pc, lane, why), line=self.program.items[pc].line,
+                           block=block, thread=thread, address=address)
+
+
+_ = DONE
