@@ -185,16 +185,16 @@ class Machine:
         s = self.scheduler
         idx = lanes.idx
         where = idx >> 5
-        _, first = np.unique(where, return_index=True)
-        ids = np.broadcast_to(np.asarray(get_id(idx), np.int64), idx.shape)[first] & 15
         counts = np.bincount(where, minlength=s.warps)[warps]
+        first = np.searchsorted(where, warps)
+        ids = np.broadcast_to(np.asarray(get_id(idx), np.int64), idx.shape)[first] & 15
         slots = s.slot_of_warp[warps]
-        np.add.at(s.arrived, (slots, ids), counts)
+        np.add.at(s.arrived, (slots, ids), 1)
         if get_count is not None:
             wanted = np.broadcast_to(np.asarray(get_count(idx), np.int64), idx.shape)[first]
-            s.expected[slots, ids] = wanted
+            s.expected[slots, ids] = -(-wanted // 32)
         if mode == "red":
-            self._reduce_arrival(ins, dest, pred, idx, slots, ids, where, first)
+            self._reduce_arrival(ins, dest, pred, idx, where, warps, slots, ids)
         if self.recorder is not None:
             self.recorder.barrier(seg.term_pc, slots, warps, counts)
         if mode == "arrive":
@@ -204,37 +204,48 @@ class Machine:
             s.wresume[warps] = seg.end
             s.wbar[warps] = seg.term_pc
             s.wbar_id[warps] = ids
-        for slot, bid in set(zip(slots.tolist(), ids.tolist())):
-            self._check(slot, bid)
+        self._release(slots, ids)
 
-    def _reduce_arrival(self, ins, dest, pred, idx, slots, ids, where, first) -> None:
-        frame = self.program.items[0].frame
+    def _reduce_arrival(self, ins, dest, pred, idx, where, warps, slots, ids) -> None:
         values = np.broadcast_to(np.asarray(pred(idx), bool), idx.shape)
-        rank = np.searchsorted(np.unique(where), where)
         for k, (slot, bid) in enumerate(zip(slots.tolist(), ids.tolist())):
-            mine = rank == k
+            mine = where == warps[k]
             entry = self.scheduler.reductions.setdefault((slot, bid), [0, 0, [], ins, dest])
             entry[0] += int(np.count_nonzero(values[mine]))
             entry[1] += int(np.count_nonzero(mine))
             entry[2].append(idx[mine])
-        _ = frame
 
     def check_barriers(self, slot: int) -> None:
-        for bid in np.flatnonzero(self.scheduler.arrived[slot]).tolist():
-            self._check(slot, bid)
-
-    def _check(self, slot: int, bid: int) -> None:
         s = self.scheduler
-        need = int(s.expected[slot, bid]) or int(s.block_alive[slot])
-        if s.arrived[slot, bid] < need or s.arrived[slot, bid] == 0:
+        ids = np.flatnonzero(s.arrived[slot])
+        if len(ids):
+            self._release(np.full(len(ids), slot), ids)
+
+    def _release(self, slots: np.ndarray, ids: np.ndarray) -> None:
+        """Complete the barriers ``(slot, id)`` that every expected thread has reached."""
+        s = self.scheduler
+        need = s.expected[slots, ids]
+        need = np.where(need > 0, need, s.block_warps[slots])
+        arrived = s.arrived[slots, ids]
+        done = (arrived >= need) & (arrived > 0)
+        if not done.any():
             return
-        s.arrived[slot, bid] = 0
-        s.expected[slot, bid] = 0
-        waiting = np.flatnonzero((s.wpc == WAIT) & (s.slot_of_warp == slot) & (s.wbar_id == bid))
-        entry = s.reductions.pop((slot, bid), None)
-        if entry is not None:
-            self._reduce_release(entry)
+        ds, di = slots[done], ids[done]
+        s.arrived[ds, di] = 0
+        s.expected[ds, di] = 0
+        flag = np.zeros(s.arrived.shape, bool)
+        flag[ds, di] = True
+        waiting = np.flatnonzero((s.wpc == WAIT) & flag[s.slot_of_warp, s.wbar_id])
+        if s.reductions:
+            for key in set(zip(ds.tolist(), di.tolist())):
+                entry = s.reductions.pop(key, None)
+                if entry is not None:
+                    self._reduce_release(entry)
         resume = s.wresume[waiting]
+        first = int(resume[0]) if len(resume) else 0
+        if len(resume) and (resume == first).all():
+            s.move(waiting, first)
+            return
         for pc in np.unique(resume).tolist():
             s.move(waiting[resume == pc], pc)
 

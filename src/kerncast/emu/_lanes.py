@@ -17,7 +17,7 @@ __all__ = ["Lanes", "make_writer"]
 
 
 class Lanes:
-    __slots__ = ("sl", "mask", "n", "ids", "full", "_idx")
+    __slots__ = ("sl", "mask", "n", "ids", "full", "_idx", "_blend")
 
     def __init__(self, sl, ids: np.ndarray, mask: np.ndarray | None = None, n: int = -1) -> None:
         self.sl, self.mask, self.ids = sl, mask, ids
@@ -31,6 +31,7 @@ class Lanes:
         self.n = n
         self.full = mask is None and isinstance(sl, slice)
         self._idx = None
+        self._blend = None
 
     @property
     def idx(self) -> np.ndarray:
@@ -46,6 +47,18 @@ class Lanes:
                 idx = np.flatnonzero(self.mask) + sl.start
             self._idx = idx
         return idx
+
+    def blend(self, itemsize: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(mask, ~mask)`` as all-ones/all-zeros integers of ``itemsize`` bytes."""
+        cache = self._blend
+        if cache is None:
+            cache = self._blend = {}
+        pair = cache.get(itemsize)
+        if pair is None:
+            dt = _BITS[itemsize]
+            ones = np.negative(self.mask.view(np.int8), dtype=_SIGNED[itemsize]).view(dt)
+            pair = cache[itemsize] = (ones, ~ones)
+        return pair
 
     @property
     def sel(self):
@@ -65,16 +78,36 @@ class Lanes:
         return Lanes(np.flatnonzero(mask) + sl.start, self.ids, None, n)
 
 
+_BITS = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32),
+         8: np.dtype(np.uint64)}
+_SIGNED = {1: np.dtype(np.int8), 2: np.dtype(np.int16), 4: np.dtype(np.int32),
+           8: np.dtype(np.int64)}
+
+
 def make_writer(array: np.ndarray):
-    """``write(lanes, value)``: store ``value`` (computed over ``lanes.sl``) into active lanes."""
+    """``write(lanes, value)``: store ``value`` (computed over ``lanes.sl``) into active lanes.
+
+    With a lane mask the new bits are blended in without branches
+    (``old & ~m | new & m``): irregular masks make ``np.copyto(where=)`` slow.
+    """
     setitem = array.__setitem__
-    copyto = np.copyto
+    dtype = array.dtype
+    size = dtype.itemsize
+    bits = array.view(_BITS[size])
+    bits_dtype = _BITS[size]
+    and_, or_ = np.bitwise_and, np.bitwise_or
 
     def write(lanes: Lanes, value) -> None:
         mask = lanes.mask
         if mask is None:
             setitem(lanes.sl, value)
-        else:
-            copyto(array[lanes.sl], value, where=mask, casting="unsafe")
+            return
+        value = np.asarray(value)
+        if value.dtype != dtype:
+            value = value.astype(dtype)
+        ones, zeros = lanes.blend(size)
+        target = bits[lanes.sl]
+        and_(target, zeros, out=target)
+        or_(target, and_(value.view(bits_dtype), ones), out=target)
 
     return write

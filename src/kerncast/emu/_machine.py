@@ -47,8 +47,36 @@ class Segment:
         self.extra = None
 
 
+_FULL = np.uint32(0xFFFFFFFF)
+_ONE = np.uint32(1)
+
+
+def unpack(masks: np.ndarray) -> np.ndarray:
+    """Per-lane booleans of per-warp 32-bit lane masks."""
+    return np.unpackbits(np.ascontiguousarray(masks, np.uint32).view(np.uint8),
+                         bitorder="little").view(bool)
+
+
+def pack(lanes: np.ndarray) -> np.ndarray:
+    """Per-warp 32-bit masks of per-lane booleans (a multiple of 32 of them)."""
+    return np.packbits(np.ascontiguousarray(lanes).reshape(-1, 32), axis=1,
+                       bitorder="little").view(np.uint32).ravel()
+
+
+def lane_bits(idx: np.ndarray, warps: int) -> np.ndarray:
+    """Per-warp masks with the bits of lanes ``idx`` set."""
+    flags = np.zeros(warps * 32, bool)
+    flags[idx] = True
+    return pack(flags)
+
+
 class Scheduler:
-    """Runs batches of blocks on one :class:`Machine`'s lanes (see the module doc)."""
+    """Runs batches of blocks on one :class:`Machine`'s lanes (see the module doc).
+
+    The top stack entry of warp ``w`` is ``(wpc[w], wrpc[w], wmask[w])``; the
+    entries below are ``spc/srpc/smask[w, :depth[w]]``. Masks are 32-bit lane masks,
+    so stack operations run vectorised over all warps that take them.
+    """
 
     def __init__(self, machine) -> None:
         self.m = machine
@@ -57,18 +85,22 @@ class Scheduler:
         self.ids = np.arange(lanes, dtype=np.int64)
         self.wpc = np.full(warps, DONE, np.int64)
         self.wrpc = np.full(warps, EXIT_PC, np.int64)
+        self.wmask = np.zeros(warps, np.uint32)
+        self.walive = np.zeros(warps, np.uint32)
+        self.depth = np.zeros(warps, np.int64)
+        self.spc = np.zeros((warps, 4), np.int64)
+        self.srpc = np.zeros((warps, 4), np.int64)
+        self.smask = np.zeros((warps, 4), np.uint32)
         self.wresume = np.zeros(warps, np.int64)
         self.wbar = np.zeros(warps, np.int64)
         self.wbar_id = np.zeros(warps, np.int64)
-        self.active = np.zeros(lanes, bool)
-        self.alive = np.zeros(lanes, bool)
-        self.stacks: list[list] = [[] for _ in range(warps)]
         self.warps = warps
         self.wpb = machine.launch.warps_per_block
         self.tpad = machine.launch.padded_threads
         self.slot_of_warp = np.arange(warps) // self.wpb
         slots = max(warps // self.wpb, 1)
         self.block_alive = np.zeros(slots, np.int64)
+        self.block_warps = np.zeros(slots, np.int64)
         self.arrived = np.zeros((slots, 16), np.int64)
         self.expected = np.zeros((slots, 16), np.int64)
         self.reductions: dict[tuple[int, int], list] = {}
@@ -78,14 +110,14 @@ class Scheduler:
 
     def start(self, valid: np.ndarray) -> None:
         """Reset the warps for a batch; ``valid`` marks the lanes that are real threads."""
-        self.alive[:] = valid
-        self.active[:] = valid
-        has = valid.reshape(-1, 32).any(axis=1)
-        self.wpc[:] = np.where(has, 0, DONE)
+        masks = pack(valid)
+        self.wmask[:] = masks
+        self.walive[:] = masks
+        self.wpc[:] = np.where(masks != 0, 0, DONE)
         self.wrpc[:] = EXIT_PC
-        for stack in self.stacks:
-            stack.clear()
+        self.depth[:] = 0
         self.block_alive[:] = valid.reshape(-1, self.tpad).sum(axis=1)
+        self.block_warps[:] = (masks != 0).reshape(-1, self.wpb).sum(axis=1)
         self.arrived[:] = 0
         self.expected[:] = 0
         self.reductions.clear()
@@ -123,14 +155,13 @@ class Scheduler:
     def _lanes(self, warps: np.ndarray, at: np.ndarray) -> Lanes:
         w0, w1 = int(warps[0]), int(warps[-1]) + 1
         lo, hi = w0 << 5, w1 << 5
-        act = self.active[lo:hi]
-        if len(warps) == w1 - w0:
-            if act.all():
-                return Lanes(slice(lo, hi), self.ids, None, hi - lo)
-            mask = act.copy()
-        else:
-            mask = act & np.repeat(at[w0:w1], 32)
-        n = int(np.count_nonzero(mask))
+        masks = self.wmask[w0:w1]
+        if len(warps) != w1 - w0:
+            masks = np.where(at[w0:w1], masks, np.uint32(0))
+        elif (masks == _FULL).all():
+            return Lanes(slice(lo, hi), self.ids, None, hi - lo)
+        n = int(np.bitwise_count(masks).sum())
+        mask = unpack(masks)
         if n * 4 >= hi - lo:
             return Lanes(slice(lo, hi), self.ids, mask, n)
         return Lanes(np.flatnonzero(mask) + lo, self.ids, None, n)
@@ -160,37 +191,39 @@ class Scheduler:
         if len(warps) == 0:
             return
         if pc >= self.nprog:
-            self.kill(np.flatnonzero(np.repeat(np.isin(np.arange(self.warps), warps), 32)
-                                     & self.active))
+            self._kill_masks(warps, self.wmask[warps])
             return
         self.wpc[warps] = pc
         hit = warps[self.wrpc[warps] == pc]
-        for w in hit.tolist():
-            self._pop(w)
+        if len(hit):
+            self.pop(hit)
 
     def _branch(self, seg: Segment, warps: np.ndarray, lanes: Lanes) -> None:
-        idx = lanes.idx
-        taken = np.broadcast_to(np.asarray(seg.get_pred(idx), bool), idx.shape)
-        count = int(np.count_nonzero(taken))
+        sl = lanes.sl
+        taken = np.asarray(seg.get_pred(sl), bool)
+        if lanes.mask is not None:
+            yes = int(np.count_nonzero(taken & lanes.mask))
+        else:
+            yes = int(np.count_nonzero(taken)) if taken.ndim else (lanes.n if taken else 0)
         target, fall = seg.targets[0], seg.end
-        if count == lanes.n:
+        if yes == lanes.n:
             self.move(warps, target)
             return
-        if count == 0:
+        if yes == 0:
             self.move(warps, fall)
             return
-        where = idx >> 5
-        yes = np.bincount(where, weights=taken, minlength=self.warps)[warps]
-        total = np.bincount(where, minlength=self.warps)[warps]
-        self.move(warps[yes == total], target)
-        self.move(warps[yes == 0], fall)
-        split = warps[(yes > 0) & (yes < total)]
-        if len(split):
-            chosen = np.zeros(len(self.active), np.int8)
-            chosen[idx] = np.where(taken, 1, 2)
-            for w in split.tolist():
-                row = chosen[w << 5:(w + 1) << 5]
-                self.diverge(w, [(target, row == 1), (fall, row == 2)], seg.reconv)
+        if isinstance(sl, slice):
+            bits = pack(np.broadcast_to(taken, (sl.stop - sl.start,)))[warps - (sl.start >> 5)]
+        else:
+            bits = lane_bits(sl[taken], self.warps)[warps]
+        active = self.wmask[warps]
+        bits &= active
+        self.move(warps[bits == active], target)
+        self.move(warps[bits == 0], fall)
+        split = (bits != 0) & (bits != active)
+        if split.any():
+            self.diverge(warps[split], [(target, bits[split]), (fall, active[split] & ~bits[split])],
+                         seg.reconv)
 
     def _multi(self, seg: Segment, warps: np.ndarray, lanes: Lanes) -> None:
         """brx.idx: one path per target index value."""
@@ -202,57 +235,87 @@ class Scheduler:
             self.m.fail_lane(seg.term_pc, int(idx[bad]),
                              f"brx.idx index {int(index[bad])} is outside its "
                              f"{len(targets)}-entry table")
-        chosen = np.full(len(self.active), -1, np.int64)
-        chosen[idx] = index
         for w in warps.tolist():
-            row = chosen[w << 5:(w + 1) << 5]
-            values = np.unique(row[row >= 0])
+            mine = (idx >> 5) == w
+            values = np.unique(index[mine])
             if len(values) == 1:
                 self.move(np.array([w]), targets[int(values[0])])
-            else:
-                self.diverge(w, [(targets[int(v)], row == v) for v in values], seg.reconv)
-
-    def diverge(self, w: int, paths: list, reconv: int) -> None:
-        """Split warp ``w`` over ``paths`` [(pc, lane mask)] reconverging at ``reconv``."""
-        stack = self.stacks[w]
-        lo, hi = w << 5, (w + 1) << 5
-        if reconv != self.wrpc[w]:
-            stack.append((reconv, int(self.wrpc[w]), self.active[lo:hi].copy()))
-        merged: dict[int, np.ndarray] = {}
-        for pc, mask in paths:
-            if pc != reconv and mask.any():
-                merged[pc] = merged[pc] | mask if pc in merged else mask
-        if not merged:
-            self._pop(w)
-            return
-        order = sorted(merged, reverse=True)
-        for pc in order[:-1]:
-            stack.append((pc, reconv, merged[pc]))
-        top = order[-1]
-        self.wpc[w] = top
-        self.wrpc[w] = reconv
-        self.active[lo:hi] = merged[top]
-        if top >= self.nprog:
-            self.kill(np.flatnonzero(merged[top]) + lo)
-
-    def _pop(self, w: int) -> None:
-        stack = self.stacks[w]
-        lo, hi = w << 5, (w + 1) << 5
-        alive = self.alive[lo:hi]
-        while stack:
-            pc, rpc, mask = stack.pop()
-            mask = mask & alive
-            if pc == rpc or not mask.any():
                 continue
-            if pc == EXIT_PC:
-                self.m.internal(f"warp {w} reconverged at the exit with live lanes")
-            self.wpc[w], self.wrpc[w] = pc, rpc
-            self.active[lo:hi] = mask
-            if pc >= self.nprog:
-                self.kill(np.flatnonzero(mask) + lo)
+            paths = []
+            for v in values.tolist():
+                paths.append((targets[v], lane_bits(idx[mine & (index == v)], self.warps)[[w]]))
+            self.diverge(np.array([w]), paths, seg.reconv)
+
+    def _push(self, warps: np.ndarray, pc, rpc, mask) -> None:
+        depth = self.depth[warps]
+        if len(depth) and int(depth.max()) >= self.spc.shape[1]:
+            grow = self.spc.shape[1]
+            self.spc = np.concatenate([self.spc, np.zeros_like(self.spc[:, :grow])], axis=1)
+            self.srpc = np.concatenate([self.srpc, np.zeros_like(self.srpc[:, :grow])], axis=1)
+            self.smask = np.concatenate([self.smask, np.zeros_like(self.smask[:, :grow])],
+                                        axis=1)
+        self.spc[warps, depth] = pc
+        self.srpc[warps, depth] = rpc
+        self.smask[warps, depth] = mask
+        self.depth[warps] = depth + 1
+
+    def diverge(self, warps: np.ndarray, paths: list, reconv: int) -> None:
+        """Split ``warps`` over ``paths`` [(pc, per-warp lane masks)], reconverging at
+        ``reconv``: push a reconvergence entry (unless the top already reconverges
+        there) and one entry per path, the lowest pc on top."""
+        fresh = self.wrpc[warps] != reconv
+        if fresh.any():
+            w = warps[fresh]
+            self._push(w, reconv, self.wrpc[w], self.wmask[w])
+        kept = [(pc, mask) for pc, mask in paths if pc != reconv]
+        kept.sort(key=lambda p: p[0], reverse=True)
+        if not kept:
+            self.pop(warps)
             return
-        self.wpc[w] = DONE
-        self.active[lo:hi] = False
+        top_pc, top_mask = kept[-1]
+        for pc, mask in kept[:-1]:
+            some = mask != 0
+            if some.any():
+                self._push(warps[some], pc, reconv, mask[some])
+        empty = top_mask == 0
+        self.wpc[warps] = top_pc
+        self.wrpc[warps] = reconv
+        self.wmask[warps] = top_mask
+        if empty.any():
+            self.pop(warps[empty])
+        if top_pc >= self.nprog:
+            live = warps[~empty]
+            self._kill_masks(live, self.wmask[live])
+
+    def pop(self, warps: np.ndarray) -> None:
+        """Discard the top entries of ``warps``; the next live entry becomes the top."""
+        while len(warps):
+            depth = self.depth[warps]
+            none = depth == 0
+            if none.any():
+                gone = warps[none]
+                self.wpc[gone] = DONE
+                self.wmask[gone] = 0
+                warps, depth = warps[~none], depth[~none]
+                if not len(warps):
+                    return
+            depth = depth - 1
+            self.depth[warps] = depth
+            pc = self.spc[warps, depth]
+            rpc = self.srpc[warps, depth]
+            mask = self.smask[warps, depth] & self.walive[warps]
+            good = (mask != 0) & (pc != rpc)
+            took = warps[good]
+            if len(took):
+                if (pc[good] == EXIT_PC).any():
+                    self.m.internal("a warp reconverged at the exit with live lanes")
+                self.wpc[took] = pc[good]
+                self.wrpc[took] = rpc[good]
+                self.wmask[took] = mask[good]
+                over = took[pc[good] >= self.nprog]
+                if len(over):
+                    self._kill_masks(over, self.wmask[over])
+            warps = warps[~good]
 
     # -- exits ---------------------------------------------------------------------
 
@@ -270,33 +333,51 @@ class Scheduler:
         """Lanes ``idx`` exit: drop them from every stack entry; pop emptied warps."""
         if len(idx) == 0:
             return
-        self.alive[idx] = False
-        self.active[idx] = False
-        slots = idx // self.tpad
-        self.block_alive -= np.bincount(slots, minlength=len(self.block_alive))
-        for w in np.unique(idx >> 5).tolist():
-            if not self.active[w << 5:(w + 1) << 5].any() and self.wpc[w] < DONE:
-                self._pop(w)
+        bits = lane_bits(idx, self.warps)
+        warps = np.flatnonzero(bits)
+        self._kill_masks(warps, bits[warps])
+
+    def _kill_masks(self, warps: np.ndarray, bits: np.ndarray) -> None:
+        if len(warps) == 0:
+            return
+        had = self.walive[warps] != 0
+        self.walive[warps] &= ~bits
+        self.wmask[warps] &= ~bits
+        counts = np.bitwise_count(bits).astype(np.int64)
+        slots = self.slot_of_warp[warps]
+        np.subtract.at(self.block_alive, slots, counts)
+        ended = had & (self.walive[warps] == 0)
+        if ended.any():
+            np.subtract.at(self.block_warps, slots[ended], 1)
+        empty = warps[(self.wmask[warps] == 0) & (self.wpc[warps] < DONE)]
+        if len(empty):
+            self.pop(empty)
         for slot in np.unique(slots).tolist():
             self.m.check_barriers(slot)
 
     def _trap(self, seg: Segment, lanes: Lanes) -> None:
-        lane = int(lanes.idx[0])
+        idx = lanes.idx
+        if seg.get_pred is not None:
+            hit = np.broadcast_to(np.asarray(seg.get_pred(idx), bool), idx.shape)
+            if not hit.any():
+                self.move(np.unique(idx >> 5), seg.end)
+                return
+            idx = idx[hit]
         why = seg.extra or "executed trap"
-        raise KernelTrap(self.m.describe(seg.term_pc, lane, why))
+        raise KernelTrap(self.m.describe(seg.term_pc, int(idx[0]), why))
 
     def _deadlock(self) -> None:
         waiting = np.flatnonzero(self.wpc == WAIT)
         w = int(waiting[0])
         slot, bid = int(self.slot_of_warp[w]), int(self.wbar_id[w])
         item = self.m.program.items[int(self.wbar[w])]
-        expected = int(self.expected[slot, bid]) or int(self.block_alive[slot])
+        expected = int(self.expected[slot, bid]) or int(self.block_warps[slot])
         block = self.m.block_of_slot(slot)
         raise Deadlock(
             f"kernel {self.m.program.kernel.name} deadlocked: block {block} waits at barrier "
             f"{bid} ('{item.instr}', PTX line {item.line}) with {int(self.arrived[slot, bid])} "
-            f"of {expected} threads arrived; the other threads ended or wait elsewhere, so "
-            "every thread of the block must reach the same barrier")
+            f"of {expected} warps arrived; the other warps ended or wait elsewhere, so "
+            "every warp of the block must reach the same barrier")
 
 
 def barrier_ids(seg: Segment, access, frame) -> tuple:

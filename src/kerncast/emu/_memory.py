@@ -121,7 +121,7 @@ def _position(bad: np.ndarray) -> int:
 
 def check_aligned(offsets: np.ndarray, width: int, sel, base: int, space: str) -> None:
     """Raise a :class:`Fault` for the first lane whose offset is not a multiple of ``width``."""
-    if width > 1:
+    if width > 1 and int(np.bitwise_or.reduce(offsets)) & (width - 1):
         bad = offsets & np.uint64(width - 1)
         if bad.any():
             pos = _position(bad != 0)

@@ -219,10 +219,12 @@ def divide(a, b, ptype: str, rem: bool):
         lo = np.iinfo(dt).min
         overflow = (a == lo) & (safe == -1)
         safe = np.where(overflow, dt.type(1), safe)
-        q = np.abs(a.astype(np.int64) if dt.itemsize < 8 else a) // \
-            np.abs(safe.astype(np.int64) if dt.itemsize < 8 else safe)
+        wide = np.int64
+        ua = np.abs(a.astype(wide)).astype(np.uint64)
+        ub = np.abs(safe.astype(wide)).astype(np.uint64)
         neg = (a < 0) != (safe < 0)
-        q = np.where(neg, -q, q).astype(dt)
+        mag = ua // ub
+        q = np.where(neg, (~mag) + np.uint64(1), mag).astype(dt)
         q = np.where(overflow, dt.type(lo), q)
         r = (a - q * np.where(overflow, dt.type(-1), safe)).astype(dt)
         r = np.where(overflow, dt.type(0), r)
