@@ -56,11 +56,6 @@ extern "C" __global__ void early_exit_barrier(const int* in, int* out, int n) {
   if (t == 0) out[blockIdx.x] = total;
 }
 
-extern "C" __global__ void bad_barrier(int* out) {
-  if (threadIdx.x < 32) __syncthreads();
-  out[threadIdx.x] = 1;
-}
-
 __device__ __noinline__ float poly(float x, const float* coef, int n) {
   float acc = 0.0f;
   for (int k = n - 1; k >= 0; k--) acc = acc * x + coef[k];

@@ -105,10 +105,6 @@ def as_launch(launch) -> Launch:
     return out
 
 
-def _param_kind(param: Param) -> str:
-    return param.type
-
-
 def _scalar_bytes(param: Param, value, name: str) -> bytes:
     ptype = param.type
     if param.dims or ptype == "b8" and param.size != 1:
@@ -136,8 +132,7 @@ def _scalar_bytes(param: Param, value, name: str) -> bytes:
                          f"{type(value).__name__}")
     value = int(value)
     bits = dt.itemsize * 8
-    low = -(1 << (bits - 1)) if ptype[0] == "s" else -(1 << (bits - 1)) if ptype[0] == "b" \
-        else 0
+    low = -(1 << (bits - 1))  # compilers declare C ints as .u32: allow two's complement
     high = (1 << bits) - 1 if ptype[0] != "s" else (1 << (bits - 1)) - 1
     if not low <= value <= high:
         raise InputError(f"argument {name} = {value} does not fit the .{ptype} parameter "

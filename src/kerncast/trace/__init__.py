@@ -3,11 +3,24 @@
 The emulator (:mod:`kerncast.emu`) fills a :class:`TraceBuilder`; the resulting
 :class:`Trace` gives per-warp instruction streams, instruction counts by class,
 and per-lane memory accesses, which the analyses here turn into coalesced sectors
-and lines, shared-memory bank conflicts, cache hit rates (set-associative LRU and
-reuse distances), Nsight-Compute-comparable totals and an estimated SASS
-instruction count.
+and lines (:func:`requests`), shared-memory bank conflicts (:func:`bank_conflicts`),
+cache hit rates (:func:`simulate_cache`, :func:`reuse_distances`),
+Nsight-Compute-comparable totals (:func:`kernel_totals`) and an estimated SASS
+instruction count (:func:`estimate_sass`).
 """
 
+from kerncast.trace._banks import BANKS, BankReport, bank_conflicts
+from kerncast.trace._cache import (
+    CacheResult, lru_hit_rate, reuse_distances, sector_stream, simulate_cache,
+)
+from kerncast.trace._coalesce import LINE, SECTOR, Requests, requests, sector_addresses
+from kerncast.trace._sass import SASS_FACTORS, estimate_sass, sass_factor
+from kerncast.trace._totals import kernel_totals
 from kerncast.trace._trace import KINDS, SPACES, MemoryAccesses, Trace, TraceBuilder, WarpStream
 
-__all__ = ["KINDS", "SPACES", "MemoryAccesses", "Trace", "TraceBuilder", "WarpStream"]
+__all__ = [
+    "BANKS", "BankReport", "CacheResult", "KINDS", "LINE", "MemoryAccesses", "Requests",
+    "SASS_FACTORS", "SECTOR", "SPACES", "Trace", "TraceBuilder", "WarpStream",
+    "bank_conflicts", "estimate_sass", "kernel_totals", "lru_hit_rate", "requests",
+    "reuse_distances", "sass_factor", "sector_addresses", "sector_stream", "simulate_cache",
+]

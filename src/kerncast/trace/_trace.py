@@ -98,7 +98,7 @@ class TraceBuilder:
     """What the emulator calls while it runs; :meth:`finish` gives the :class:`Trace`."""
 
     def __init__(self, kernel: str, program, launch) -> None:
-        self.kernel, self.launch = kernel, launch
+        self.kernel, self.launch, self.program = kernel, launch, program
         items = program.items
         self.classes = tuple(InstrClass(i.instr.iclass) if i.kind == "op" else
                              _pseudo_class(i) for i in items)
@@ -175,10 +175,12 @@ class Trace:
         Dotted instruction name of every pc (``ld.global.nc.f32``).
     steps, thread_steps : int
         Warp instructions and thread instructions executed.
+    program : kerncast.emu.Program
+        The (inlined) program the pcs index.
     """
 
     def __init__(self, b: TraceBuilder, steps: int, thread_steps: int) -> None:
-        self.kernel = b.kernel
+        self.kernel, self.program = b.kernel, b.program
         self.grid, self.block = b.launch.grid, b.launch.block
         self.warps_per_block = wpb = b.wpb
         self.classes, self.lines, self.names = b.classes, b.lines, b.names

@@ -1,0 +1,170 @@
+"""From executed PTX instructions to an estimate of executed SASS instructions.
+
+Nsight Compute's ``smsp__inst_executed.sum`` counts SASS (machine) instructions,
+which differ from PTX: ptxas splits 64-bit integer arithmetic in two, expands
+IEEE division, square root and integer division into sequences, folds kernel
+parameters into constant-bank operands (``ld.param`` costs nothing), removes
+most moves, and adds ``BSSY``/``BSYNC`` around divergent regions. The estimate
+multiplies each executed PTX instruction by a factor (:data:`SASS_FACTORS`) and
+adds the reconvergence pair for every execution of a forward branch that the PTX
+divergence analysis flags as possibly divergent (loop back-edges get none: their
+pair sits outside the loop).
+
+The factors are first estimates from reading ptxas output for sm_80/sm_90; they
+are meant to be calibrated against measured counters (a least-squares fit of the
+per-class counts of the trace to ``smsp__inst_executed.sum`` over the corpus), and
+:func:`estimate_sass` takes a replacement table for that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+__all__ = ["SASS_FACTORS", "estimate_sass", "sass_factor"]
+
+SASS_FACTORS: dict[str, float] = {
+    # integer arithmetic and logic
+    "int32": 1.0, "int64": 2.0, "int_mul64": 3.0, "int_mulhi64": 4.0, "int_mul": 1.0,
+    "int_div32": 20.0, "int_div64": 60.0, "setp64": 2.0, "pred_logic": 0.5,
+    # floating point
+    "fp32": 1.0, "fp64": 1.0, "fp16": 1.0, "fp32_div": 9.0, "fp32_sqrt": 7.0,
+    "fp32_rcp": 6.0, "fp64_div": 20.0, "fp64_sqrt": 20.0, "fp64_rcp": 15.0,
+    "sfu": 1.0, "sfu_sincos": 2.0, "sfu_noftz": 3.0, "div_fast": 2.0,
+    # data movement
+    "mov": 0.5, "mov_special": 1.0, "mov_const": 0.0, "cvt": 1.0, "cvt_free": 0.0,
+    "cvt64": 1.0, "cvta_global": 0.0, "cvta": 1.0, "ld_param": 0.0, "param_call": 0.5,
+    # memory, control, warp
+    "memory": 1.0, "branch": 1.0, "control": 1.0, "barrier": 1.0, "warp": 1.0,
+    "fence": 1.0, "divergent_branch_extra": 2.0, "other": 1.0,
+}
+_CONST_SREGS = ("%ntid", "%nctaid", "%nwarpid", "%nsmid", "%gridid", "%dynamic_smem_size",
+                "%total_smem_size", "%envreg")
+_SPECIAL = ("%tid", "%ctaid", "%laneid", "%warpid", "%smid", "%lanemask", "%clock",
+            "%globaltimer")
+
+
+def _int_kind(ins) -> str:
+    op, t = ins.opcode, ins.type or ""
+    wide = t[1:] == "64"
+    if op in ("div", "rem"):
+        return "int_div64" if wide else "int_div32"
+    if op in ("mul", "mad"):
+        if "wide" in ins.flags:
+            return "int_mul"
+        if wide:
+            return "int_mulhi64" if "hi" in ins.flags else "int_mul64"
+        return "int_mul"
+    if op in ("setp", "set"):
+        return "setp64" if wide else "int32"
+    if t == "pred":
+        return "pred_logic"
+    return "int64" if wide else "int32"
+
+
+def _float_kind(ins) -> str:
+    op, t = ins.opcode, ins.type or ""
+    approx = "approx" in ins.flags or "full" in ins.flags
+    if op in ("div", "rcp", "sqrt") and not approx:
+        prefix = "fp64" if t == "f64" else "fp32"
+        return f"{prefix}_{'div' if op == 'div' else op}"
+    if op in ("div",) and approx:
+        return "div_fast"
+    if op in ("sin", "cos"):
+        return "sfu_sincos"
+    if op in ("ex2", "lg2") and "ftz" not in ins.flags and t == "f32":
+        return "sfu_noftz"
+    if op in ("sin", "cos", "ex2", "lg2", "tanh", "rsqrt", "rcp", "sqrt"):
+        return "sfu"
+    return {"f64": "fp64", "f16": "fp16", "f16x2": "fp16", "bf16": "fp16",
+            "bf16x2": "fp16"}.get(t, "fp32")
+
+
+def _move_kind(ins) -> str:
+    if ins.opcode == "cvta":
+        return "cvta_global" if ins.space == "global" else "cvta"
+    if ins.opcode == "cvt":
+        dst, src = (ins.types + ("", ""))[:2]
+        ints = ("u", "s", "b")
+        if dst[:1] in ints and src[:1] in ints:
+            if dst[1:] == "64" and src[:1] == "u":
+                return "cvt_free"
+            if dst[1:] != "64":
+                return "cvt_free" if int(dst[1:] or 32) < int(src[1:] or 32) else "cvt"
+            return "cvt64"
+        return "cvt"
+    source = str(ins.operands[1]) if len(ins.operands) > 1 else ""
+    if source.startswith(_CONST_SREGS):
+        return "mov_const"
+    if source.startswith(_SPECIAL):
+        return "mov_special"
+    return "mov"
+
+
+def sass_factor(ins, kind: str = "op") -> str:
+    """The :data:`SASS_FACTORS` key of one PTX instruction."""
+    from kerncast.ptx import InstrClass as C
+
+    if kind in ("call", "ret", "noop", "trap"):
+        return "control"
+    if kind == "bind":
+        return "mov"
+    cls = ins.iclass
+    if cls in (C.INT, C.INT_MUL, C.INT_DIV):
+        return _int_kind(ins)
+    if cls in (C.FP32, C.FP64, C.FP16, C.FP32_DIV, C.FP64_DIV, C.SFU):
+        return _float_kind(ins)
+    if cls in (C.MOVE, C.CONVERSION):
+        return _move_kind(ins)
+    if cls == C.LD_PARAM:
+        return "ld_param"
+    if cls == C.ST_PARAM:
+        return "param_call"
+    return {C.BRANCH: "branch", C.CONTROL: "control", C.BARRIER: "barrier", C.WARP: "warp",
+            C.FENCE: "fence"}.get(cls, "memory" if "ld" in cls.value or "st" in cls.value or
+                                  "atomic" in cls.value else "other")
+
+
+def _divergent(program) -> set[int]:
+    """ids of branch instructions the PTX divergence analysis flags."""
+    from kerncast.ptx import build_cfg
+
+    flagged: set[int] = set()
+    for frame in program.frames:
+        try:
+            cfg = build_cfg(frame.func)
+            for index in cfg.divergent_branches:
+                flagged.add(id(frame.func.instructions[index]))
+        except Exception:  # an analysis problem only loses the BSSY/BSYNC estimate
+            continue
+    return flagged
+
+
+def estimate_sass(trace, program=None, factors: Mapping[str, float] | None = None) -> dict:
+    """Estimated SASS instructions executed: ``{"total": n, "<factor key>": n, ...}``.
+
+    ``program`` (the emulator's :class:`~kerncast.emu.Program`, kept on the trace by
+    the emulator) gives each pc's instruction; ``factors`` overrides
+    :data:`SASS_FACTORS` entries (calibration).
+    """
+    program = program if program is not None else getattr(trace, "program", None)
+    if program is None:
+        raise ValueError("estimate_sass needs the program the trace was recorded from")
+    table = {**SASS_FACTORS, **(factors or {})}
+    warp_counts, _ = trace.pc_counts
+    flagged = _divergent(program)
+    out: dict[str, float] = {}
+    for pc, item in enumerate(program.items):
+        count = int(warp_counts[pc])
+        if not count:
+            continue
+        key = sass_factor(item.instr, item.kind)
+        out[key] = out.get(key, 0.0) + count * table[key]
+        forward = item.targets and item.targets[0] > pc
+        if item.kind == "op" and item.instr.opcode == "bra" and forward and \
+                id(item.instr) in flagged:
+            extra = "divergent_branch_extra"
+            out[extra] = out.get(extra, 0.0) + count * table[extra]
+    out["total"] = float(np.sum(list(out.values())))
+    return out
