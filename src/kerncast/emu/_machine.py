@@ -206,7 +206,10 @@ class Scheduler:
         else:
             yes = int(np.count_nonzero(taken)) if taken.ndim else (lanes.n if taken else 0)
         target, fall = seg.targets[0], seg.end
+        record = self.m.record_branch
         if yes == lanes.n:
+            if record is not None:
+                record(seg.term_pc, warps)
             self.move(warps, target)
             return
         if yes == 0:
@@ -218,6 +221,8 @@ class Scheduler:
             bits = lane_bits(sl[taken], self.warps)[warps]
         active = self.wmask[warps]
         bits &= active
+        if record is not None:
+            record(seg.term_pc, warps[bits == active])
         self.move(warps[bits == active], target)
         self.move(warps[bits == 0], fall)
         split = (bits != 0) & (bits != active)

@@ -93,15 +93,17 @@ def requests(acc: MemoryAccesses) -> Requests:
     addresses too (useful for const broadcasts); the shared-memory cost model is
     the bank analysis (:func:`kerncast.trace.bank_conflicts`).
     """
-    count = int(acc.request.max()) + 1 if len(acc.request) else 0
+    ids, renumbered = np.unique(acc.request, return_inverse=True)
+    renumbered = renumbered.reshape(-1)
+    count = len(ids)
     first = np.full(count, len(acc.request), np.int64)
-    np.minimum.at(first, acc.request, np.arange(len(acc.request)))
+    np.minimum.at(first, renumbered, np.arange(len(acc.request)))
     rows, address = sector_addresses(acc)
-    req = acc.request[rows]
+    req = renumbered[rows]
     sectors = _distinct_per_request(req, address // np.uint64(SECTOR), count)
     lines = _distinct_per_request(req, address // np.uint64(LINE), count)
-    lanes = np.bincount(acc.request, minlength=count)
-    nbytes = np.bincount(acc.request, weights=acc.width, minlength=count).astype(np.int64)
+    lanes = np.bincount(renumbered, minlength=count)
+    nbytes = np.bincount(renumbered, weights=acc.width, minlength=count).astype(np.int64)
     pick = first
     return Requests(acc.event[pick], acc.pc[pick], acc.warp[pick], acc.space[pick],
                     acc.kind[pick], lanes, nbytes, sectors, lines)

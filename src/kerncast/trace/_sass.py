@@ -141,18 +141,24 @@ def _divergent(program) -> set[int]:
     return flagged
 
 
-def estimate_sass(trace, program=None, factors: Mapping[str, float] | None = None) -> dict:
+def estimate_sass(trace, program=None, factors: Mapping[str, float] | None = None,
+                  *, predication: bool = True) -> dict:
     """Estimated SASS instructions executed: ``{"total": n, "<factor key>": n, ...}``.
 
     ``program`` (the emulator's :class:`~kerncast.emu.Program`, kept on the trace by
     the emulator) gives each pc's instruction; ``factors`` overrides
-    :data:`SASS_FACTORS` entries (calibration).
+    :data:`SASS_FACTORS` entries (calibration); ``predication`` adds the issues of
+    if-converted regions by warps that skipped them (:func:`predicated_issues`).
     """
     program = program if program is not None else getattr(trace, "program", None)
     if program is None:
         raise ValueError("estimate_sass needs the program the trace was recorded from")
     table = {**SASS_FACTORS, **(factors or {})}
     warp_counts, _ = trace.pc_counts
+    if predication and getattr(trace, "program", None) is program:
+        from kerncast.trace._predicate import predicated_issues
+
+        warp_counts = warp_counts + predicated_issues(trace)
     flagged = _divergent(program)
     out: dict[str, float] = {}
     for pc, item in enumerate(program.items):

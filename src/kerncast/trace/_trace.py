@@ -69,7 +69,8 @@ class MemoryAccesses:
 
     ``event`` numbers the executed memory instructions (one per group step);
     ``request`` numbers warp-level requests (an event splits into one request per
-    warp it covers); ``width`` is bytes per lane (a whole v2/v4 vector).
+    warp it covers); ``width`` is bytes per lane (a whole v2/v4 vector); ``step``
+    is the segment execution the access belongs to.
     """
 
     event: np.ndarray
@@ -81,6 +82,7 @@ class MemoryAccesses:
     width: np.ndarray
     kind: np.ndarray
     space: np.ndarray
+    step: np.ndarray
 
     def __len__(self) -> int:
         return len(self.event)
@@ -109,6 +111,7 @@ class TraceBuilder:
         self.seg = ([], [], [], [], [])  # pc0, pc1, batch, warps, counts
         self.mem: list[tuple] = []
         self.bar: list[tuple] = []
+        self.skips: dict[int, int] = {}
 
     def begin_batch(self, blocks: np.ndarray) -> None:
         self.batches.append(np.asarray(blocks, np.int64))
@@ -127,14 +130,22 @@ class TraceBuilder:
 
     def memory(self, pc: int, sel, address, width: int, chunks, kind: int) -> None:
         batch = len(self.batches) - 1
+        if isinstance(address, np.ndarray) and address.base is not None:
+            address = address.copy()  # a view of a register the kernel may change later
+        step = len(self.seg[0])
         if len(chunks) == 1 and chunks[0][2] is None:
-            self.mem.append((pc, batch, sel, address, width, chunks[0][3], kind))
+            self.mem.append((pc, batch, sel, address, width, chunks[0][3], kind, step))
             return
         idx = np.arange(sel.start, sel.stop) if isinstance(sel, slice) else sel
         for _, _, pos, space in chunks:
             part = idx if pos is None else idx[pos]
             addr = address if pos is None else address[pos]
-            self.mem.append((pc, batch, part, addr, width, space, kind))
+            self.mem.append((pc, batch, part, addr, width, space, kind, step))
+
+    def branch(self, pc: int, warps: np.ndarray) -> None:
+        """Warps that took a conditional branch with all their active lanes."""
+        if len(warps):
+            self.skips[pc] = self.skips.get(pc, 0) + len(warps)
 
     def barrier(self, pc: int, slots, warps, counts) -> None:
         self.bar.append((pc, len(self.batches) - 1, np.asarray(warps), np.asarray(counts)))
@@ -201,6 +212,8 @@ class Trace:
              for w, c in zip(warps, counts)]) if warps else np.zeros(0, np.int64)
         self._mem = b.mem
         self._bar = b.bar
+        self.skipped = dict(b.skips)
+        """Per conditional branch pc: warp executions that jumped with every active lane."""
 
     def _global_warps(self, batch: np.ndarray, local: np.ndarray) -> np.ndarray:
         wpb = self.warps_per_block
@@ -285,10 +298,10 @@ class Trace:
             empty = np.zeros(0, np.int64)
             return MemoryAccesses(empty, empty, empty, empty, empty.astype(np.uint8),
                                   empty.astype(np.uint64), empty, empty.astype(np.int8),
-                                  empty.astype(np.int8))
+                                  empty.astype(np.int8), empty)
         cols: dict[str, list] = {k: [] for k in ("event", "pc", "lanes", "address", "width",
-                                                 "kind", "space", "batch")}
-        for k, (pc, batch, sel, address, width, space, kind) in enumerate(self._mem):
+                                                 "kind", "space", "batch", "step")}
+        for k, (pc, batch, sel, address, width, space, kind, step) in enumerate(self._mem):
             lanes = np.arange(sel.start, sel.stop) if isinstance(sel, slice) else \
                 np.asarray(sel)
             n = len(lanes)
@@ -304,6 +317,7 @@ class Trace:
             cols["kind"].append(np.full(n, kind, np.int8))
             cols["space"].append(np.full(n, _SPACE_CODE[space], np.int8))
             cols["batch"].append(np.full(n, batch, np.int64))
+            cols["step"].append(np.full(n, step, np.int64))
         flat = {k: np.concatenate(v) for k, v in cols.items()}
         lanes = flat.pop("lanes")
         warp = self._global_warps(flat.pop("batch"), lanes >> 5)
@@ -311,7 +325,7 @@ class Trace:
         _, request = np.unique(key, return_inverse=True)
         return MemoryAccesses(flat["event"], request.reshape(-1), flat["pc"], warp,
                               (lanes & 31).astype(np.uint8), flat["address"], flat["width"],
-                              flat["kind"], flat["space"])
+                              flat["kind"], flat["space"], flat["step"])
 
     @property
     def barriers(self) -> list[tuple[int, int, int]]:
