@@ -6,7 +6,7 @@ import pytest
 from kerncast.emu import emulate
 from kerncast.ptx import InstrClass, parse
 from kerncast.trace import (
-    bank_conflicts, estimate_sass, kernel_totals, lru_hit_rate, requests, reuse_distances,
+    SASS_FACTORS, SASS_PRIORS, bank_conflicts, estimate_sass, fit_sass_factors, kernel_totals, lru_hit_rate, requests, reuse_distances,
     sector_stream, simulate_cache,
 )
 from tests.emu.ptxkit import HEADER
@@ -198,10 +198,23 @@ def test_sector_stream_and_hit_rates_of_a_real_trace():
 def test_sass_estimate_counts_64_bit_integer_work_twice():
     src = np.arange(64 * 32, dtype=np.uint32)
     r = emulate(parse(_strided_load(1)), ((16,), (128,)), [src, np.zeros_like(src)])
-    est = estimate_sass(r.trace)
+    est = estimate_sass(r.trace, factors=SASS_PRIORS)
     warps = 64
     assert est["ld_param"] == 0
     assert est["int64"] == 2 * 2 * warps  # two add.u64 per warp, two SASS each
     assert est["mov_special"] == 2 * warps and est["mov_const"] == 0
     assert est["total"] == pytest.approx(sum(v for k, v in est.items() if k != "total"))
     assert est["total"] < r.trace.steps
+    calibrated = estimate_sass(r.trace)
+    assert calibrated["int64"] == pytest.approx(SASS_FACTORS["int64"] * 2 * warps)
+
+
+def test_fitting_sass_factors_recovers_known_factors():
+    rng = np.random.default_rng(9)
+    truth = {**SASS_PRIORS, "int64": 0.7, "mov": 0.1, "int_div32": 25.0}
+    counts = [{k: float(rng.integers(0, 1000)) for k in SASS_PRIORS} for _ in range(60)]
+    measured = [sum(c[k] * truth[k] for k in c) for c in counts]
+    fitted = fit_sass_factors(counts, measured, strength=1e-6)
+    for key in ("int64", "mov", "int_div32", "int32"):
+        assert fitted[key] == pytest.approx(truth[key], rel=1e-3, abs=1e-3)
+    assert fitted["memory"] == SASS_PRIORS["memory"]  # fixed

@@ -10,10 +10,21 @@ adds the reconvergence pair for every execution of a forward branch that the PTX
 divergence analysis flags as possibly divergent (loop back-edges get none: their
 pair sits outside the loop).
 
-The factors are first estimates from reading ptxas output for sm_80/sm_90; they
-are meant to be calibrated against measured counters (a least-squares fit of the
-per-class counts of the trace to ``smsp__inst_executed.sum`` over the corpus), and
-:func:`estimate_sass` takes a replacement table for that.
+:data:`SASS_PRIORS` are first estimates from reading ptxas output for
+sm_80/sm_90. :data:`SASS_FACTORS` (the default) are calibrated on an H100: a
+bounded least-squares fit (:func:`fit_sass_factors`) of the per-key counts of 92
+emulated launches (the micro-kernels and test kernels of
+``tools/trace_counters.py`` and the corpus at size small) to their measured
+``smsp__inst_executed.sum``, relative errors, regularised toward the priors, with
+the factors that are certain kept fixed (one SASS instruction per memory access,
+barrier, warp collective, branch, float operation). Leave-one-out, the mean
+|log(estimate / measured)| is 0.118 (median 0.063) against 0.181 with the priors;
+estimates fall between 0.84 and 1.12 of the measured count for 80% of the
+launches. The fit says what Hopper code does: 64-bit address adds mostly fold into
+the loads' addressing (0.65), moves and predicate logic vanish (0), kernel exits
+take about three instructions. The largest errors remain where ptxas keeps small
+local arrays in registers (selects in place of loads, 0.4-0.6 of the count) or
+aggregates atomics with constant operands per warp (0.5).
 """
 
 from __future__ import annotations
@@ -22,9 +33,10 @@ from collections.abc import Mapping
 
 import numpy as np
 
-__all__ = ["SASS_FACTORS", "estimate_sass", "sass_factor"]
+__all__ = ["SASS_FACTORS", "SASS_PRIORS", "estimate_sass", "fit_sass_factors", "sass_factor",
+           "FIXED_FACTORS"]
 
-SASS_FACTORS: dict[str, float] = {
+SASS_PRIORS: dict[str, float] = {
     # integer arithmetic and logic
     "int32": 1.0, "int64": 2.0, "int_mul64": 3.0, "int_mulhi64": 4.0, "int_mul": 1.0,
     "int_div32": 20.0, "int_div64": 60.0, "setp64": 2.0, "pred_logic": 0.5,
@@ -38,6 +50,16 @@ SASS_FACTORS: dict[str, float] = {
     # memory, control, warp
     "memory": 1.0, "branch": 1.0, "control": 1.0, "barrier": 1.0, "warp": 1.0,
     "fence": 1.0, "divergent_branch_extra": 2.0, "other": 1.0,
+}
+FIXED_FACTORS = frozenset(("memory", "barrier", "warp", "fp32", "fp64", "fp16", "sfu",
+                           "ld_param", "mov_const", "cvt_free", "mov_special", "branch"))
+"""Keys whose factor the calibration keeps at the prior (one SASS instruction each)."""
+SASS_FACTORS: dict[str, float] = {
+    **SASS_PRIORS,
+    "control": 2.82, "cvt": 0.79, "cvt64": 2.87, "cvta_global": 0.73,
+    "divergent_branch_extra": 0.78, "fp32_div": 8.67, "fp32_rcp": 4.83, "fp32_sqrt": 6.93,
+    "int32": 0.86, "int64": 0.65, "int_div32": 22.63, "int_mul": 1.45, "mov": 0.0,
+    "param_call": 0.67, "pred_logic": 0.0,
 }
 _CONST_SREGS = ("%ntid", "%nctaid", "%nwarpid", "%nsmid", "%gridid", "%dynamic_smem_size",
                 "%total_smem_size", "%envreg")
@@ -139,6 +161,32 @@ def _divergent(program) -> set[int]:
         except Exception:  # an analysis problem only loses the BSSY/BSYNC estimate
             continue
     return flagged
+
+
+def fit_sass_factors(counts: list[Mapping[str, float]], measured, *,
+                     prior: Mapping[str, float] | None = None,
+                     fixed: frozenset[str] = FIXED_FACTORS, strength: float = 1.0) -> dict:
+    """Calibrate factors: ``counts[k]`` are the per-key PTX counts of launch ``k``
+    (``estimate_sass(trace, factors={key: 1.0 ...})``), ``measured[k]`` its
+    ``smsp__inst_executed.sum``. Minimises the squared relative errors plus
+    ``strength`` times the squared relative distance to ``prior``, factors in [0, 64].
+    """
+    from scipy.optimize import lsq_linear
+
+    prior = dict(prior or SASS_PRIORS)
+    keys = sorted(prior)
+    x = np.array([[c.get(k, 0.0) for k in keys] for c in counts], float)
+    y = np.asarray(measured, float)
+    p = np.array([prior[k] for k in keys])
+    free = np.array([k not in fixed and x[:, i].sum() > 0 for i, k in enumerate(keys)])
+    base = x[:, ~free] @ p[~free]
+    scale = np.maximum(p[free], 0.5)
+    weight = np.sqrt(strength / len(y))
+    a = np.vstack([x[:, free] / y[:, None], weight * np.diag(1 / scale)])
+    b = np.concatenate([1 - base / y, weight * p[free] / scale])
+    fitted = p.copy()
+    fitted[free] = lsq_linear(a, b, bounds=(0, 64)).x
+    return {k: float(v) for k, v in zip(keys, fitted)}
 
 
 def estimate_sass(trace, program=None, factors: Mapping[str, float] | None = None,
