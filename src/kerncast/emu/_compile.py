@@ -29,11 +29,25 @@ def cache_dir() -> Path:
     return path
 
 
+def _nvcc() -> str:
+    """nvcc on PATH, else the ``nvidia-cuda-nvcc`` wheel's (``nvidia/cu13/bin/nvcc``)."""
+    found = shutil.which("nvcc")
+    if found:
+        return found
+    import importlib.util
+
+    spec = importlib.util.find_spec("nvidia")
+    for root in (spec.submodule_search_locations or []) if spec else []:
+        candidate = Path(root) / "cu13" / "bin" / "nvcc"
+        if candidate.is_file():
+            return str(candidate)
+    return "nvcc"
+
+
 def _command(language: str, source: Path, out: Path, defines: dict, arch: str) -> list[str]:
     flags = [f"-D{k}={v}" for k, v in sorted(defines.items())]
     if language == "cuda":
-        nvcc = shutil.which("nvcc") or "/usr/local/bin/nvcc"
-        return [nvcc, "-ptx", f"-arch={arch}", *flags, "-o", str(out), str(source)]
+        return [_nvcc(), "-ptx", f"-arch={arch}", *flags, "-o", str(out), str(source)]
     if language == "opencl":
         clang = shutil.which("clang-14") or "clang-14"
         return [clang, "-cl-std=CL1.2", "-target", "nvptx64-unknown-nvidiacl", "-march=sm_86",

@@ -16,7 +16,7 @@ from kerncast.emu._errors import Fault, MemoryFault, UnsupportedInstruction
 from kerncast.emu._launch import Launch, bind_arguments
 from kerncast.emu._layout import Layout
 from kerncast.emu._machine import (
-    BARRIER, BRANCH, DONE, EXIT, MULTI, TRAP, WAIT, Scheduler, Segment, barrier_ids,
+    BARRIER, BRANCH, EXIT, MULTI, TRAP, WAIT, Scheduler, Segment, barrier_ids,
 )
 from kerncast.emu._memory import PARAM_FRAME_BASE, GlobalMemory, LaneSpace, UniformSpace
 from kerncast.emu._operands import Access, RegFile, Specials
@@ -62,6 +62,7 @@ class Machine:
         self.specials = Specials(lanes)
         self.specials.clock = lambda: self.steps
         self._set_constants()
+        self._lane_geometry()
         self.access = Access(program, self.regs, self.specials, layout)
         self.recorder = recorder
         self.record_segment = recorder.segment if recorder is not None else None
@@ -127,35 +128,46 @@ class Machine:
                 raise unsupported(ins, "guarded barriers")
             if ins.mode not in (None, "sync", "arrive", "red") or "cluster" in ins.flags:
                 raise unsupported(ins)
-            seg.term, seg.extra = BARRIER, ins
-            seg.extra = (barrier_ids(seg, access, frame), ins)
+            seg.term = BARRIER
+            seg.extra = (barrier_ids(ins, access, frame), ins, frame)
         seg.term_pc = pc
+
+    def _lane_geometry(self) -> None:
+        """Per-lane values that are the same in every batch: thread and lane indices."""
+        launch = self.launch
+        tpad, threads = launch.padded_threads, launch.threads_per_block
+        ids = self.ids
+        self.lane_slot, t = ids // tpad, ids % tpad
+        self.lane_thread_valid = t < threads
+        bx, by, _ = launch.block
+        a = self.specials.arrays
+        a["tid.x"][:], a["tid.y"][:], a["tid.z"][:] = t % bx, (t // bx) % by, t // (bx * by)
+        lane = t & 31
+        a["laneid"][:], a["warpid"][:] = lane, t >> 5
+        bit = (np.uint64(1) << lane.astype(np.uint64)).astype(np.uint32)
+        below = bit - np.uint32(1)
+        a["lanemask_eq"][:] = bit
+        a["lanemask_lt"][:] = below
+        a["lanemask_le"][:] = below | bit
+        a["lanemask_ge"][:] = ~below
+        a["lanemask_gt"][:] = ~(below | bit)
 
     def _start_batch(self, blocks: np.ndarray) -> np.ndarray:
         """Reset state for ``blocks``; returns the mask of lanes that are real threads."""
         launch = self.launch
-        tpad, threads = launch.padded_threads, launch.threads_per_block
-        ids = self.ids
-        slot, t = ids // tpad, ids % tpad
-        valid = (t < threads) & (slot < len(blocks))
-        linear = np.asarray(blocks, np.int64)[np.minimum(slot, len(blocks) - 1)]
-        self.slot_blocks[:len(blocks)] = blocks
+        tpad = launch.padded_threads
+        count = len(blocks)
+        per_slot = np.zeros(self.batch_blocks, np.int64)
+        per_slot[:count] = blocks
+        per_slot[count:] = blocks[-1]
+        self.slot_blocks[:] = per_slot
         gx, gy, _ = launch.grid
-        bx, by, _ = launch.block
         a = self.specials.arrays
-        a["tid.x"][:], a["tid.y"][:], a["tid.z"][:] = t % bx, (t // bx) % by, t // (bx * by)
-        a["ctaid.x"][:], a["ctaid.y"][:] = linear % gx, (linear // gx) % gy
-        a["ctaid.z"][:] = linear // (gx * gy)
-        lane = t & 31
-        a["laneid"][:], a["warpid"][:] = lane, t >> 5
-        a["smid"][:] = linear % self.num_sms
-        one = np.uint64(1)
-        bit = (one << lane.astype(np.uint64)).astype(np.uint32)
-        a["lanemask_eq"][:] = bit
-        a["lanemask_lt"][:] = bit - np.uint32(1)
-        a["lanemask_le"][:] = (bit - np.uint32(1)) | bit
-        a["lanemask_ge"][:] = ~(bit - np.uint32(1))
-        a["lanemask_gt"][:] = ~((bit - np.uint32(1)) | bit)
+        for name, values in (("ctaid.x", per_slot % gx), ("ctaid.y", (per_slot // gx) % gy),
+                             ("ctaid.z", per_slot // (gx * gy)),
+                             ("smid", per_slot % self.num_sms)):
+            a[name][:] = np.repeat(values.astype(np.uint32), tpad)
+        valid = self.lane_thread_valid & (self.lane_slot < count)
         self.regs.reset()
         for space in (self.spaces.shared, self.spaces.local, self.spaces.frames):
             space.reset()
@@ -182,7 +194,7 @@ class Machine:
     # -- barriers ------------------------------------------------------------------
 
     def barrier(self, seg: Segment, warps: np.ndarray, lanes) -> None:
-        (mode, dest, get_id, get_count, pred), ins = seg.extra
+        (mode, dest, get_id, get_count, pred), ins, frame = seg.extra
         s = self.scheduler
         idx = lanes.idx
         where = idx >> 5
@@ -195,7 +207,7 @@ class Machine:
             wanted = np.broadcast_to(np.asarray(get_count(idx), np.int64), idx.shape)[first]
             s.expected[slots, ids] = -(-wanted // 32)
         if mode == "red":
-            self._reduce_arrival(ins, dest, pred, idx, where, warps, slots, ids)
+            self._reduce_arrival((ins, dest, frame), pred, idx, where, warps, slots, ids)
         if self.recorder is not None:
             self.recorder.barrier(seg.term_pc, slots, warps, counts)
         if mode == "arrive":
@@ -207,20 +219,24 @@ class Machine:
             s.wbar_id[warps] = ids
         self._release(slots, ids)
 
-    def _reduce_arrival(self, ins, dest, pred, idx, where, warps, slots, ids) -> None:
+    def _reduce_arrival(self, target, pred, idx, where, warps, slots, ids) -> None:
+        """bar.red: add the arriving lanes' predicates to their barrier's reduction."""
         values = np.broadcast_to(np.asarray(pred(idx), bool), idx.shape)
         for k, (slot, bid) in enumerate(zip(slots.tolist(), ids.tolist())):
             mine = where == warps[k]
-            entry = self.scheduler.reductions.setdefault((slot, bid), [0, 0, [], ins, dest])
+            entry = self.scheduler.reductions.setdefault((slot, bid), [0, 0, [], target])
             entry[0] += int(np.count_nonzero(values[mine]))
             entry[1] += int(np.count_nonzero(mine))
             entry[2].append(idx[mine])
 
-    def check_barriers(self, slot: int) -> None:
+    def check_barriers(self, slots: np.ndarray) -> None:
+        """Complete barriers of ``slots`` that threads leaving have made complete."""
         s = self.scheduler
-        ids = np.flatnonzero(s.arrived[slot])
-        if len(ids):
-            self._release(np.full(len(ids), slot), ids)
+        pending = s.arrived[slots]
+        if not pending.any():
+            return
+        rows, ids = np.nonzero(pending)
+        self._release(np.asarray(slots)[rows], ids)
 
     def _release(self, slots: np.ndarray, ids: np.ndarray) -> None:
         """Complete the barriers ``(slot, id)`` that every expected thread has reached."""
@@ -251,13 +267,8 @@ class Machine:
             s.move(waiting[resume == pc], pc)
 
     def _reduce_release(self, entry) -> None:
-        true, total, lanes, ins, dest = entry
+        true, total, lanes, (ins, dest, frame) = entry
         op = ins.atomic_op
-        frame = self.program.items[0].frame
-        for item in self.program.items:
-            if item.instr is ins:
-                frame = item.frame
-                break
         if op == "popc":
             put = self.access.dst(frame, dest, "u32")[1]
             value = np.uint32(true)
@@ -306,6 +317,3 @@ class Machine:
         block, thread = self.where(lane)
         return MemoryFault(self.describe(pc, lane, why), line=self.program.items[pc].line,
                            block=block, thread=thread, address=address)
-
-
-_ = DONE

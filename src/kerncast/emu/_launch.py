@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -265,6 +264,3 @@ def _first_round(launch: Launch, device, registers: int | None, shared: int) -> 
     sms = dev.compute.sm_count
     chosen = [i * sms for i in range(per_sm) if i * sms < launch.blocks]
     return np.asarray(chosen or [0], dtype=np.int64)
-
-
-_ = math

@@ -22,7 +22,7 @@ import numpy as np
 
 from kerncast.emu._errors import Deadlock, KernelTrap, StepBudgetExceeded
 from kerncast.emu._lanes import Lanes
-from kerncast.emu._program import EXIT_PC, Program
+from kerncast.emu._program import EXIT_PC
 from kerncast.ptx import Imm
 
 __all__ = ["Segment", "Scheduler", "DONE", "WAIT"]
@@ -48,7 +48,6 @@ class Segment:
 
 
 _FULL = np.uint32(0xFFFFFFFF)
-_ONE = np.uint32(1)
 
 
 def unpack(masks: np.ndarray) -> np.ndarray:
@@ -357,8 +356,7 @@ class Scheduler:
         empty = warps[(self.wmask[warps] == 0) & (self.wpc[warps] < DONE)]
         if len(empty):
             self.pop(empty)
-        for slot in np.unique(slots).tolist():
-            self.m.check_barriers(slot)
+        self.m.check_barriers(np.unique(slots))
 
     def _trap(self, seg: Segment, lanes: Lanes) -> None:
         idx = lanes.idx
@@ -385,9 +383,8 @@ class Scheduler:
             "every warp of the block must reach the same barrier")
 
 
-def barrier_ids(seg: Segment, access, frame) -> tuple:
+def barrier_ids(ins, access, frame) -> tuple:
     """Getters of a barrier instruction's id, thread count and (bar.red) predicate."""
-    ins = seg.extra
     ops = ins.operands
     mode = ins.mode or "sync"
     if mode == "red":

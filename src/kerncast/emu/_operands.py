@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from kerncast.emu._errors import UnsupportedInstruction
-from kerncast.emu._lanes import Lanes, make_writer
+from kerncast.emu._lanes import make_writer
 from kerncast.emu._layout import Layout
 from kerncast.emu._program import Frame, Program
 from kerncast.emu._types import bits_dtype, dtype_of, imm_scalar, int_dtype, is_signed, size_of
@@ -177,8 +177,12 @@ class Access:
 
     # -- destinations --------------------------------------------------------------
 
-    def dst(self, frame: Frame, op, ptype: str, *, extend: bool = False):
-        """``(write, put)`` for a destination: ``write(lanes, v)`` and ``put(sel, v)``."""
+    def dst(self, frame: Frame, op, ptype: str):
+        """``(write, put)`` for a destination: ``write(lanes, v)`` and ``put(sel, v)``.
+
+        A register wider than ``ptype`` receives the value sign- or zero-extended as
+        the type's signedness says (``ld.s8`` into a ``.b32`` register).
+        """
         if isinstance(op, Sink):
             return (lambda lanes, v: None), (lambda sel, v: None)
         reg = self._symbol_reg(frame, op) or op
@@ -193,7 +197,7 @@ class Access:
         if array.dtype.itemsize == want.itemsize:
             target = array if array.dtype == want else array.view(want)
             return make_writer(target), target.__setitem__
-        if array.dtype.itemsize > want.itemsize and (extend or True):
+        if array.dtype.itemsize > want.itemsize:
             wide = int_dtype(array.dtype.itemsize, is_signed(ptype))
             target = array.view(wide)
             narrow_bits = bits_dtype(want)
@@ -214,7 +218,7 @@ class Access:
     def dsts(self, frame: Frame, op, ptype: str) -> list:
         """Writers for a vector destination ``{%a, %b, _}`` (or a single register)."""
         items = op.elements if isinstance(op, Vector) else (op,)
-        return [self.dst(frame, item, ptype, extend=True) for item in items]
+        return [self.dst(frame, item, ptype) for item in items]
 
     def srcs(self, frame: Frame, op, ptype: str) -> list:
         items = op.elements if isinstance(op, Vector) else (op,)
@@ -255,7 +259,6 @@ class Access:
             value = (self.layout.generic_address(space, key) if generic
                      else self.layout.address(space, key)) + offset
             const = np.uint64(value & 0xFFFFFFFFFFFFFFFF)
-            lanes = self.regs.lanes
 
             def symbol_address(sl):
                 count = (sl.stop - sl.start) if isinstance(sl, slice) else len(sl)
@@ -265,9 +268,3 @@ class Access:
         return (lambda sl: np.full((sl.stop - sl.start) if isinstance(sl, slice) else len(sl),
                                    off, np.uint64)), None
 
-
-def lanes_count(sl) -> int:
-    return (sl.stop - sl.start) if isinstance(sl, slice) else len(sl)
-
-
-__all__ += ["Lanes"]

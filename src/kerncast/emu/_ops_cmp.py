@@ -12,7 +12,7 @@ import numpy as np
 
 from kerncast.emu._build import Ctx, elementwise, unsupported
 from kerncast.emu._fround import from_half_bits
-from kerncast.emu._types import dtype_of, int_dtype, size_of
+from kerncast.emu._types import dtype_of
 from kerncast.ptx import Instruction
 
 __all__ = ["HANDLERS", "compare"]
@@ -174,4 +174,3 @@ def _copysign(ctx: Ctx, frame, ins: Instruction):
 
 HANDLERS = {"setp": _setp, "set": _set, "selp": _selp, "slct": _slct, "testp": _testp,
             "copysign": _copysign}
-_ = (int_dtype, size_of)

@@ -217,7 +217,7 @@ def _cvt(ctx: Ctx, frame, ins: Instruction):
     sat, flush = "sat" in ins.flags, "ftz" in ins.flags
     relu, satfinite = "relu" in ins.flags, "satfinite" in ins.flags
     get = ctx.src(frame, ins.operands[1], storage.get(atype, atype), narrow=True)
-    write = ctx.dst(frame, ins.operands[0], storage.get(dtype, dtype), extend=True)
+    write = ctx.dst(frame, ins.operands[0], storage.get(dtype, dtype))
     if atype == dtype and not (sat or flush or rounding in _INT_ROUND):
         return lambda lanes: write(lanes, get(lanes.sl))
 

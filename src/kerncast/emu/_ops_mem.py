@@ -14,7 +14,7 @@ from kerncast.emu._errors import Fault
 from kerncast.emu._memory import AccessCache
 from kerncast.emu._spaces import WINDOW_BASE
 from kerncast.emu._types import dtype_of, size_of
-from kerncast.ptx import Address, Imm, Instruction, Symbol, Vector
+from kerncast.ptx import Address, Imm, Instruction, Symbol
 
 __all__ = ["HANDLERS", "load_kind", "LOAD", "STORE", "ATOMIC"]
 
@@ -255,4 +255,3 @@ HANDLERS = {
     "prefetch": _noop, "prefetchu": _noop, "applypriority": _noop, "discard": _noop,
     "createpolicy": _createpolicy,
 }
-_ = Vector

@@ -41,8 +41,6 @@ def _bits_per_warp(rel, lane, keep, count):
 def _shfl(ctx: Ctx, frame, ins: Instruction, pc: int):
     mode = ins.mode
     ops = ins.operands
-    if "sync" not in ins.flags and len(ops) == 4:
-        pass
     dest = ops[0]
     dw = dest.first if isinstance(dest, RegPair) else dest
     pw = dest.second if isinstance(dest, RegPair) else None

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 
 from kerncast.emu._errors import UnsupportedInstruction
 from kerncast.ptx import (
-    Function, Imm, Instruction, InstrClass, Label, Module, Param, ParamList, Reg, RegDecl, Sink,
+    Function, Imm, Instruction, InstrClass, Label, Module, Param, Reg, RegDecl, Sink,
     Symbol, Variable, build_cfg,
 )
 

@@ -29,7 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kerncast.trace._trace import KINDS, SPACES, MemoryAccesses
+from kerncast.trace._coalesce import group_rows, ramp
+from kerncast.trace._trace import KINDS, MemoryAccesses
 
 __all__ = ["BankReport", "bank_conflicts", "BANKS"]
 
@@ -66,30 +67,23 @@ def bank_conflicts(acc: MemoryAccesses) -> BankReport:
         return BankReport(empty, empty, empty, empty.astype(np.int8), empty, empty)
     width = shared.width
     words = np.maximum(width // 4, 1)
-    phases = np.where(width >= 8, 2, 1)
-    lanes_per_phase = 32 // phases
+    lanes_per_phase = np.where(width >= 8, 16, 32)
     rows = np.repeat(np.arange(len(width)), words)
-    offset = np.concatenate([np.arange(n) for n in words]) if len(rows) else rows
-    word = shared.address[rows].astype(np.int64) // 4 + offset
+    word = shared.address[rows].astype(np.int64) // 4 + ramp(words)
     phase = shared.lane[rows].astype(np.int64) // lanes_per_phase[rows]
-    req = shared.request[rows].astype(np.int64)
-    bank = word % BANKS
-    # distinct words per (request, phase, bank)
-    order = np.lexsort((word, bank, phase, req))
-    r, p, b, w = req[order], phase[order], bank[order], word[order]
-    new_word = np.ones(len(r), bool)
-    new_word[1:] = (r[1:] != r[:-1]) | (p[1:] != p[:-1]) | (b[1:] != b[:-1]) | (w[1:] != w[:-1])
-    group = np.cumsum((np.r_[True, (r[1:] != r[:-1]) | (p[1:] != p[:-1]) | (b[1:] != b[:-1])]))
-    per_bank = np.bincount(group - 1, weights=new_word).astype(np.int64)
-    heads = np.flatnonzero(np.r_[True, np.diff(group) != 0])
-    bank_req, bank_phase = r[heads], p[heads]
-    # most-loaded bank per (request, phase), then sum over phases
-    key = bank_req * 8 + bank_phase
-    uniq, inverse = np.unique(key, return_inverse=True)
-    worst = np.zeros(len(uniq), np.int64)
-    np.maximum.at(worst, inverse.reshape(-1), per_bank)
-    req_of_phase = uniq // 8
-    distinct = np.bincount(inverse.reshape(-1), weights=per_bank).astype(np.int64)
+    group = shared.request[rows].astype(np.int64) * 2 + phase
+    matrix, ids = group_rows(group, word)
+    # distinct words of each (request, phase), then how many of them share a bank
+    ordered = np.sort(matrix, axis=1)
+    fresh = np.ones(ordered.shape, bool)
+    fresh[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    fresh &= ordered >= 0
+    distinct = fresh.sum(axis=1)
+    row = np.repeat(np.arange(len(ordered)), ordered.shape[1])[fresh.ravel()]
+    bank = ordered[fresh] % BANKS
+    per_bank = np.bincount(row * BANKS + bank, minlength=len(ordered) * BANKS)
+    worst = per_bank.reshape(len(ordered), BANKS).max(axis=1)
+    req_of_phase = ids // 2
     requests, inv = np.unique(req_of_phase, return_inverse=True)
     wavefronts = np.bincount(inv.reshape(-1), weights=worst).astype(np.int64)
     ideal = np.bincount(inv.reshape(-1), weights=-(-distinct // BANKS)).astype(np.int64)
@@ -98,6 +92,3 @@ def bank_conflicts(acc: MemoryAccesses) -> BankReport:
     pick = first[requests]
     return BankReport(requests, shared.pc[pick], shared.warp[pick], shared.kind[pick],
                       wavefronts, ideal)
-
-
-_ = SPACES

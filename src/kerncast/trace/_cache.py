@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from kerncast.trace._coalesce import SECTOR, sector_addresses
-from kerncast.trace._trace import KINDS, SPACES, MemoryAccesses
+from kerncast.trace._trace import KINDS, MemoryAccesses
 
 __all__ = ["CacheResult", "reuse_distances", "sector_stream", "simulate_cache", "lru_hit_rate"]
 
@@ -184,6 +184,3 @@ def _sector_hits(sectors: np.ndarray, lines: np.ndarray, line_hit: np.ndarray) -
     q = np.flatnonzero(ok)
     out[q] = line_hit[q] & (misses[q] == misses[prev[q]])
     return out
-
-
-_ = SPACES

@@ -20,7 +20,8 @@ import numpy as np
 
 from kerncast.trace._trace import KINDS, SPACES, MemoryAccesses
 
-__all__ = ["Requests", "requests", "sector_addresses", "SECTOR", "LINE"]
+__all__ = ["Requests", "requests", "sector_addresses", "ramp", "group_rows",
+           "distinct_per_row", "SECTOR", "LINE"]
 
 SECTOR = 32
 LINE = 128
@@ -55,6 +56,14 @@ class Requests:
         return int(getattr(self, field).sum())
 
 
+def ramp(counts: np.ndarray) -> np.ndarray:
+    """``concatenate([arange(n) for n in counts])``, vectorised."""
+    counts = np.asarray(counts, np.int64)
+    total = int(counts.sum())
+    starts = np.cumsum(counts) - counts
+    return np.arange(total, dtype=np.int64) - np.repeat(starts, counts)
+
+
 def sector_addresses(acc: MemoryAccesses) -> tuple[np.ndarray, np.ndarray]:
     """``(rows, byte addresses)``: the addresses whose sectors/lines count, one per covered
     sector-sized piece (local accesses remapped as the hardware interleaves them)."""
@@ -66,7 +75,7 @@ def sector_addresses(acc: MemoryAccesses) -> tuple[np.ndarray, np.ndarray]:
     words_per_lane = np.maximum(acc.width[local] // 4, 1)
     words = int((acc.address[local].astype(np.int64) // 4 + words_per_lane).max())
     rep = np.repeat(np.flatnonzero(local), words_per_lane)
-    offset = np.concatenate([np.arange(n) for n in words_per_lane]) if len(rep) else rep
+    offset = ramp(words_per_lane)
     word = acc.address[rep].astype(np.int64) // 4 + offset
     mapped = ((acc.warp[rep].astype(np.int64) * words + word) * 32 + acc.lane[rep]) * 4
     keep = ~local
@@ -76,14 +85,36 @@ def sector_addresses(acc: MemoryAccesses) -> tuple[np.ndarray, np.ndarray]:
     return rows[order], address[order]
 
 
+def group_rows(group: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Values of contiguous runs of ``group`` (non-decreasing ids) as the rows of a matrix
+    padded with -1 (values must be >= 0); also returns each row's group id."""
+    n = len(group)
+    starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]]) if n else np.zeros(0, int)
+    sizes = np.diff(np.r_[starts, n])
+    matrix = np.full((len(starts), int(sizes.max()) if n else 0), -1, np.int64)
+    matrix[np.repeat(np.arange(len(starts)), sizes), ramp(sizes)] = values
+    return matrix, group[starts]
+
+
+def distinct_per_row(matrix: np.ndarray) -> np.ndarray:
+    """Distinct values (other than the -1 padding) in every row."""
+    if matrix.size == 0:
+        return np.zeros(len(matrix), np.int64)
+    ordered = np.sort(matrix, axis=1)
+    fresh = np.ones(ordered.shape, bool)
+    fresh[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    return (fresh & (ordered >= 0)).sum(axis=1)
+
+
 def _distinct_per_request(request: np.ndarray, key: np.ndarray, count: int) -> np.ndarray:
+    """Distinct keys per request; ``request`` runs are contiguous (rows are in event and
+    lane order)."""
+    out = np.zeros(count, np.int64)
     if len(request) == 0:
-        return np.zeros(count, np.int64)
-    order = np.lexsort((key, request))
-    r, k = request[order], key[order]
-    new = np.ones(len(r), bool)
-    new[1:] = (r[1:] != r[:-1]) | (k[1:] != k[:-1])
-    return np.bincount(r[new], minlength=count)
+        return out
+    matrix, ids = group_rows(request, key.astype(np.int64))
+    np.add.at(out, ids, distinct_per_row(matrix))
+    return out
 
 
 def requests(acc: MemoryAccesses) -> Requests:

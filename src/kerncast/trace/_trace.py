@@ -216,16 +216,16 @@ class Trace:
         """Per conditional branch pc: warp executions that jumped with every active lane."""
 
     def _global_warps(self, batch: np.ndarray, local: np.ndarray) -> np.ndarray:
+        """Global warp ids of batch-local warp numbers."""
         wpb = self.warps_per_block
-        if len(local) == 0:
-            return np.zeros(0, np.int64)
-        out = np.empty(len(local), np.int64)
-        for k, blocks in enumerate(self._batches):
-            here = batch == k
-            if here.any():
-                slot = local[here] // wpb
-                out[here] = blocks[slot] * wpb + local[here] % wpb
-        return out
+        if len(local) == 0 or not self._batches:
+            return np.zeros(len(local), np.int64)
+        sizes = np.array([len(b) for b in self._batches], np.int64)
+        offsets = np.cumsum(sizes) - sizes
+        blocks = np.concatenate(self._batches)
+        slot = np.asarray(local, np.int64) // wpb
+        return blocks[offsets[np.asarray(batch, np.int64)] + slot] * wpb + \
+            np.asarray(local, np.int64) % wpb
 
     # -- instruction streams -------------------------------------------------------
 
@@ -299,31 +299,40 @@ class Trace:
             return MemoryAccesses(empty, empty, empty, empty, empty.astype(np.uint8),
                                   empty.astype(np.uint64), empty, empty.astype(np.int8),
                                   empty.astype(np.int8), empty)
-        cols: dict[str, list] = {k: [] for k in ("event", "pc", "lanes", "address", "width",
-                                                 "kind", "space", "batch", "step")}
-        for k, (pc, batch, sel, address, width, space, kind, step) in enumerate(self._mem):
+        lanes_list, address_list, counts = [], [], []
+        for pc, batch, sel, address, width, space, kind, step in self._mem:
             lanes = np.arange(sel.start, sel.stop) if isinstance(sel, slice) else \
                 np.asarray(sel)
-            n = len(lanes)
             address = np.asarray(address, np.uint64)
-            if space != "global" and n and int(address[0] >> _WINDOW_SHIFT) == \
+            if space != "global" and len(lanes) and int(address.flat[0] >> _WINDOW_SHIFT) == \
                     _WINDOW_IDS.get(space, -1):
                 address = address - np.uint64(_WINDOW_IDS[space] << 40)
-            cols["event"].append(np.full(n, k, np.int64))
-            cols["pc"].append(np.full(n, pc, np.int64))
-            cols["lanes"].append(lanes.astype(np.int64))
-            cols["address"].append(np.broadcast_to(address, (n,)))
-            cols["width"].append(np.full(n, width, np.int64))
-            cols["kind"].append(np.full(n, kind, np.int8))
-            cols["space"].append(np.full(n, _SPACE_CODE[space], np.int8))
-            cols["batch"].append(np.full(n, batch, np.int64))
-            cols["step"].append(np.full(n, step, np.int64))
-        flat = {k: np.concatenate(v) for k, v in cols.items()}
+            lanes_list.append(lanes)
+            address_list.append(np.broadcast_to(address, lanes.shape))
+            counts.append(len(lanes))
+        counts = np.asarray(counts, np.int64)
+        events = self._mem
+        per_event = {
+            "event": np.arange(len(events), dtype=np.int64),
+            "pc": np.fromiter((e[0] for e in events), np.int64, len(events)),
+            "batch": np.fromiter((e[1] for e in events), np.int64, len(events)),
+            "width": np.fromiter((e[4] for e in events), np.int64, len(events)),
+            "space": np.fromiter((_SPACE_CODE[e[5]] for e in events), np.int8, len(events)),
+            "kind": np.fromiter((e[6] for e in events), np.int8, len(events)),
+            "step": np.fromiter((e[7] for e in events), np.int64, len(events)),
+        }
+        flat = {k: np.repeat(v, counts) for k, v in per_event.items()}
+        flat["lanes"] = np.concatenate(lanes_list)
+        flat["address"] = np.concatenate(address_list)
         lanes = flat.pop("lanes")
         warp = self._global_warps(flat.pop("batch"), lanes >> 5)
-        key = flat["event"] * (int(warp.max()) + 1 if len(warp) else 1) + warp
-        _, request = np.unique(key, return_inverse=True)
-        return MemoryAccesses(flat["event"], request.reshape(-1), flat["pc"], warp,
+        # rows are in event order and, within an event, in lane (so warp) order: a
+        # request is a run of rows with the same event and warp
+        event = flat["event"]
+        change = np.ones(len(event), bool)
+        change[1:] = (event[1:] != event[:-1]) | (warp[1:] != warp[:-1])
+        request = np.cumsum(change) - 1
+        return MemoryAccesses(flat["event"], request, flat["pc"], warp,
                               (lanes & 31).astype(np.uint8), flat["address"], flat["width"],
                               flat["kind"], flat["space"], flat["step"])
 
