@@ -49,6 +49,9 @@ def test_block_selections():
     chosen = select_blocks("first-round", big, device="h100", registers=40)
     assert chosen.tolist() == [132 * k for k in range(per_sm)]
     assert select_blocks("first-round", launch, device="h100").tolist() == [0]
+    roomy = select_blocks("first-round", big, device="h100", registers=40, shared=100_000)
+    assert roomy.tolist() == [132 * k for k in range(occupancy("h100", 256, 40,
+                                                                  100_000).blocks_per_sm)]
 
 
 def test_first_round_emulates_only_those_blocks(mod):

@@ -190,6 +190,10 @@ def test_sector_stream_and_hit_rates_of_a_real_trace():
     r = emulate(parse(_strided_load(1)), ((16,), (128,)), [src, np.zeros_like(src)])
     sectors, kinds = sector_stream(r.trace.memory)
     assert len(sectors) == 64 * 4 * 2
+    again, _, owner = sector_stream(r.trace.memory, kinds=("load",), with_requests=True)
+    assert len(again) == 64 * 4 and np.bincount(owner).tolist() == [4] * 64
+    first = again[owner == owner[0]]  # 32 consecutive words: 4 consecutive sectors
+    assert np.diff(first.astype(np.int64)).tolist() == [1, 1, 1]
     assert lru_hit_rate(reuse_distances(sectors), 1 << 20) == 0.0
     twice = np.concatenate([sectors, sectors])
     assert lru_hit_rate(reuse_distances(twice), 1 << 20) == 0.5

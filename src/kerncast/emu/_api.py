@@ -104,7 +104,8 @@ def _kernel_of(kernel, entry: str | None) -> tuple[Function, Module | None]:
 def emulate(kernel, launch, args, blocks="all", *, entry: str | None = None,
             step_budget: int = DEFAULT_STEP_BUDGET, trace: bool = True,
             batch_threads: int = DEFAULT_BATCH_THREADS, device=None,
-            registers: int | None = None, labels=None) -> EmulationResult:
+            registers: int | None = None, shared_bytes: int | None = None,
+            labels=None) -> EmulationResult:
     """Run a kernel's PTX on the CPU with real arguments.
 
     Parameters
@@ -122,7 +123,9 @@ def emulate(kernel, launch, args, blocks="all", *, entry: str | None = None,
         array twice is one buffer), numbers for scalars.
     blocks
         ``"all"``, ``"first-round"`` (the first SM's first round of resident blocks
-        on ``device`` with ``registers`` per thread), block indices,
+        on ``device`` with ``registers`` per thread and ``shared_bytes`` of shared
+        memory per block, by default the PTX's static shared memory plus the launch's
+        dynamic shared memory), block indices,
         ``{"first": n}``, ``{"strided": n}`` or ``{"random": n, "seed": s}``.
     step_budget
         Warp instructions allowed before the run is declared endless.
@@ -152,9 +155,10 @@ def emulate(kernel, launch, args, blocks="all", *, entry: str | None = None,
         labels = None
     if labels is None and isinstance(args, Mapping):
         labels = [p.name for p in func.params]
-    static = _static_shared(program)
+    if shared_bytes is None:
+        shared_bytes = _static_shared(program) + the_launch.dynamic_shared
     chosen = select_blocks(blocks, the_launch, device=device, registers=registers,
-                           shared=static + the_launch.dynamic_shared)
+                           shared=int(shared_bytes))
     per_batch = max(1, min(len(chosen), int(batch_threads) // the_launch.padded_threads))
     recorder = None
     if trace:

@@ -87,21 +87,26 @@ def lru_hit_rate(distances: np.ndarray, capacity: int) -> float:
     return float(((distances >= 0) & (distances < capacity)).mean())
 
 
-def sector_stream(acc: MemoryAccesses, space: str = "global",
-                  kinds: tuple[str, ...] = KINDS) -> tuple[np.ndarray, np.ndarray]:
-    """``(sector addresses, kind codes)``: each request's distinct sectors, in order."""
+def sector_stream(acc: MemoryAccesses, space: str = "global", kinds: tuple[str, ...] = KINDS,
+                  *, with_requests: bool = False):
+    """``(sector numbers, kind codes)``: each request's distinct 32-byte sectors (byte
+    address // 32), request after request in execution order; with ``with_requests``
+    also the request number of each (the per-warp, per-instruction sector sets)."""
     part = acc.select(space=space)
     if kinds != KINDS:
         keep = np.isin(part.kind, [KINDS.index(k) for k in kinds])
         part = MemoryAccesses(*(getattr(part, f)[keep] for f in part.__dataclass_fields__))
     if len(part) == 0:
-        return np.zeros(0, np.uint64), np.zeros(0, np.int8)
+        empty = (np.zeros(0, np.uint64), np.zeros(0, np.int8))
+        return (*empty, np.zeros(0, np.int64)) if with_requests else empty
     rows, address = sector_addresses(part)
     sector = address // np.uint64(SECTOR)
     req = part.request[rows]
     order = np.lexsort((sector, req))
     r, s = req[order], sector[order]
     new = np.r_[True, (r[1:] != r[:-1]) | (s[1:] != s[:-1])]
+    if with_requests:
+        return s[new], part.kind[rows][order][new], r[new]
     return s[new], part.kind[rows][order][new]
 
 
