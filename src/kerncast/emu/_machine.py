@@ -2,11 +2,19 @@
 
 Every warp has a reconvergence stack as in GPGPU-Sim: its top entry is the warp's
 current ``(pc, reconvergence pc, lane mask)`` (kept in the arrays ``wpc``,
-``wrpc`` and ``active``), the entries below wait in ``stacks[w]``. A divergent
-branch replaces the top by a reconvergence entry at the branch's immediate
+``wrpc`` and ``wmask``, masks as 32-bit integers), the entries below in the
+``[warps, depth]`` arrays ``spc``, ``srpc`` and ``smask``, so that pushes, pops
+and exits run vectorised over every warp that takes them. A divergent branch
+replaces the top by a reconvergence entry at the branch's immediate
 post-dominator (unless the top already reconverges there) and pushes one entry
 per path, lowest pc on top; an entry is popped when its pc reaches its
 reconvergence pc, or when its lanes have all exited.
+
+Barriers count warps: a warp arrives when its top entry's lanes execute the
+barrier, and the barrier completes when every warp of the block with live lanes
+has arrived. (Lanes that returned early wait at their branch's reconvergence point
+until their warp's other lanes get there, so counting threads would deadlock the
+common ``if (i >= n) return; ... __syncthreads();``.)
 
 Scheduling: each step picks the lowest pc any warp stands at and runs that pc's
 segment once for *all* warps standing there, over the union of their active lanes
