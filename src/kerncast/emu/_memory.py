@@ -1,0 +1,283 @@
+"""Memory of an emulated launch: global buffers, shared, local, const and param space.
+
+Addresses
+---------
+Global buffers live at aligned addresses of a 64-bit space starting at
+``GLOBAL_BASE``, each followed by a gap at least as large as itself, so that an
+access past the end of a buffer faults instead of landing in the next one. Pointer
+parameters get these addresses. The other spaces have their own, small, address
+ranges (shared: the block's bytes from 0; local: the thread's bytes from 0; const:
+the module's constant bank; param: the kernel parameters from 0 and the per-thread
+call parameters from ``PARAM_FRAME_BASE``), and a *window* in the generic space:
+``cvta`` adds the window base, ``cvta.to`` subtracts it, and a generic access is
+routed by the window its address falls in (global where it falls in none).
+
+Every store is an array of bytes (padded to 16) with typed views made on demand.
+Buffers passed by the caller are used without a copy until the kernel first writes
+them (copy on write), so the caller's arrays are never modified.
+"""
+
+from __future__ import annotations
+
+import bisect
+
+import numpy as np
+
+from kerncast.emu._errors import Fault
+
+__all__ = [
+    "GLOBAL_BASE", "SHARED_WINDOW", "LOCAL_WINDOW", "CONST_WINDOW", "PARAM_WINDOW",
+    "PARAM_FRAME_BASE", "WINDOW_SHIFT", "Store", "Region", "GlobalMemory", "LaneSpace",
+    "UniformSpace", "AccessCache",
+]
+
+WINDOW_SHIFT = 40
+SHARED_WINDOW = 0x50 << WINDOW_SHIFT
+LOCAL_WINDOW = 0x51 << WINDOW_SHIFT
+CONST_WINDOW = 0x52 << WINDOW_SHIFT
+PARAM_WINDOW = 0x53 << WINDOW_SHIFT
+GLOBAL_BASE = 0x70 << WINDOW_SHIFT
+PARAM_FRAME_BASE = 1 << 24
+WINDOWS = {0x50: "shared", 0x51: "local", 0x52: "const", 0x53: "param"}
+_ALIGN = 256
+_MIN_GAP = 1 << 16
+
+
+def _padded(nbytes: int) -> int:
+    return max(16, -(-nbytes // 16) * 16)
+
+
+class Store:
+    """Bytes of one memory object with cached typed views; copy on first write."""
+
+    __slots__ = ("data", "views", "writable")
+
+    def __init__(self, data: np.ndarray, writable: bool) -> None:
+        self.data, self.views, self.writable = data, {}, writable
+
+    @classmethod
+    def zeros(cls, nbytes: int) -> Store:
+        return cls(np.zeros(_padded(nbytes), np.uint8), True)
+
+    @classmethod
+    def wrap(cls, array: np.ndarray) -> Store:
+        """Bytes of a caller's array, shared (read-only) while they fit the padding rule."""
+        flat = np.ascontiguousarray(array).reshape(-1)
+        raw = flat.view(np.uint8)
+        if raw.size % 16 == 0 and raw.size:
+            view = raw[:]
+            view.flags.writeable = False
+            return cls(view, False)
+        data = np.zeros(_padded(raw.size), np.uint8)
+        data[:raw.size] = raw
+        return cls(data, True)
+
+    def view(self, dtype: np.dtype) -> np.ndarray:
+        view = self.views.get(dtype)
+        if view is None:
+            view = self.views[dtype] = self.data.view(dtype)
+        return view
+
+    def make_writable(self) -> None:
+        if not self.writable:
+            self.data = self.data.copy()
+            self.views = {}
+            self.writable = True
+
+
+class Region:
+    """One global buffer (or module ``.global`` variable) at ``base``."""
+
+    __slots__ = ("name", "base", "base64", "nbytes", "store", "dtype", "shape", "limits")
+
+    def __init__(self, name: str, base: int, nbytes: int, store: Store, dtype, shape) -> None:
+        self.name, self.base, self.nbytes, self.store = name, base, nbytes, store
+        self.base64 = np.uint64(base)
+        self.dtype, self.shape = np.dtype(dtype), shape
+        self.limits = {w: nbytes - w for w in (1, 2, 4, 8, 16, 32)}
+
+    @property
+    def end(self) -> int:
+        return self.base + self.nbytes
+
+    def array(self) -> np.ndarray:
+        """The buffer's contents in its own dtype and shape (a view of the store)."""
+        raw = self.store.data[:self.nbytes]
+        return raw.view(self.dtype).reshape(self.shape)
+
+
+class AccessCache:
+    """Per instruction: the region its last access hit (most hit the same one again)."""
+
+    __slots__ = ("region",)
+
+    def __init__(self) -> None:
+        self.region: Region | None = None
+
+
+def _position(bad: np.ndarray) -> int:
+    return int(np.flatnonzero(bad)[0])
+
+
+def check_aligned(offsets: np.ndarray, width: int, sel, base: int, space: str) -> None:
+    """Raise a :class:`Fault` for the first lane whose offset is not a multiple of ``width``."""
+    if width > 1 and int(np.bitwise_or.reduce(offsets)) & (width - 1):
+        bad = offsets & np.uint64(width - 1)
+        if bad.any():
+            pos = _position(bad != 0)
+            raise Fault(sel, pos, base + int(offsets[pos]),
+                        f"misaligned {width}-byte access", space)
+
+
+class GlobalMemory:
+    """All global buffers of a launch, by address."""
+
+    def __init__(self) -> None:
+        self.regions: list[Region] = []
+        self._bases: list[int] = []
+        self._next = GLOBAL_BASE
+
+    def add(self, name: str, array: np.ndarray | None = None, nbytes: int = 0) -> Region:
+        """Place a buffer (the caller's array, shared until written) or ``nbytes`` of zeros."""
+        if array is not None:
+            store = Store.wrap(array)
+            nbytes, dtype, shape = array.nbytes, array.dtype, array.shape
+        else:
+            store, dtype, shape = Store.zeros(nbytes), np.uint8, (nbytes,)
+        base = self._next
+        region = Region(name, base, nbytes, store, dtype, shape)
+        span = -(-max(nbytes, 1) // _ALIGN) * _ALIGN
+        self._next = base + span + max(_MIN_GAP, span)
+        self._next = -(-self._next // _ALIGN) * _ALIGN
+        self.regions.append(region)
+        self._bases.append(base)
+        return region
+
+    def find(self, address: int) -> Region | None:
+        """The region holding ``address``, or None."""
+        k = bisect.bisect_right(self._bases, address) - 1
+        if k >= 0:
+            region = self.regions[k]
+            if address < region.base + max(region.nbytes, 1):
+                return region
+        return None
+
+    def nearest(self, address: int) -> str:
+        """A phrase naming the buffer nearest to ``address`` (for fault messages)."""
+        if not self.regions:
+            return "no global buffers exist"
+        best = min(self.regions, key=lambda r: 0 if r.base <= address < r.end else
+                   min(abs(address - r.base), abs(address - r.end)))
+        if best.base <= address < best.end:
+            return f"inside buffer {best.name} ({best.nbytes} bytes at {best.base:#x})"
+        if address >= best.end:
+            return (f"{address - best.end} bytes past the end of buffer {best.name} "
+                    f"({best.nbytes} bytes at {best.base:#x})")
+        return (f"{best.base - address} bytes before buffer {best.name} "
+                f"({best.nbytes} bytes at {best.base:#x})")
+
+    def resolve(self, addr: np.ndarray, width: int, sel, cache: AccessCache, write: bool):
+        """``[(store, byte offsets, positions or None)]`` for global addresses ``addr``.
+
+        Raises
+        ------
+        Fault
+            For the first lane whose access is out of bounds or misaligned.
+        """
+        region = cache.region
+        if region is not None:
+            off = addr - region.base64
+            if int(off.max()) <= region.limits[width]:
+                check_aligned(off, width, sel, region.base, "global")
+                if write:
+                    region.store.make_writable()
+                return [(region.store, off, None)]
+        region = self.find(int(addr.min()))
+        if region is not None:
+            off = addr - region.base64
+            if int(off.max()) <= region.limits[width]:
+                cache.region = region
+                check_aligned(off, width, sel, region.base, "global")
+                if write:
+                    region.store.make_writable()
+                return [(region.store, off, None)]
+        return self._scattered(addr, width, sel, write)
+
+    def _scattered(self, addr: np.ndarray, width: int, sel, write: bool):
+        """Lanes that hit several buffers (or none: a fault)."""
+        bases = np.array(self._bases, dtype=np.uint64)
+        which = np.searchsorted(bases, addr, side="right").astype(np.int64) - 1
+        ok = which >= 0
+        limits = np.array([r.nbytes for r in self.regions], dtype=np.int64)
+        off = np.zeros(addr.shape, np.int64)
+        off[ok] = (addr[ok] - bases[which[ok]]).astype(np.int64)
+        ok &= (off >= 0) & (off + width <= limits[np.maximum(which, 0)])
+        if not ok.all():
+            pos = _position(~ok)
+            raise Fault(sel, pos, int(addr[pos]), f"out-of-bounds {width}-byte access", "global")
+        chunks = []
+        for k in np.unique(which):
+            positions = np.flatnonzero(which == k)
+            region = self.regions[int(k)]
+            part = off[positions].astype(np.uint64)
+            check_aligned(part, width, sel, region.base, "global")
+            if write:
+                region.store.make_writable()
+            chunks.append((region.store, part, positions))
+        return chunks
+
+
+class LaneSpace:
+    """Space with one private area per lane or per block: shared, local, call params.
+
+    ``lane_base[lane]`` is the byte offset of the lane's area in ``store`` (its
+    block's shared memory, or its own local or parameter frame); an address is an
+    offset into that area, checked against ``size``.
+    """
+
+    def __init__(self, name: str, size: int, lane_base: np.ndarray, copies: int,
+                 origin: int = 0) -> None:
+        self.name, self.size, self.origin = name, size, origin
+        self.stride = _padded(size) if size else 0
+        self.store = Store.zeros(max(self.stride * copies, 16))
+        self.lane_base = lane_base
+        self.limits = {w: size - w for w in (1, 2, 4, 8, 16, 32)}
+
+    def reset(self) -> None:
+        self.store.data.fill(0)
+
+    def resolve(self, addr: np.ndarray, width: int, sel, cache=None, write: bool = False):
+        off = addr - np.uint64(self.origin) if self.origin else addr
+        if int(off.max()) > self.limits[width]:
+            bad = off > np.uint64(max(self.limits[width], 0)) if self.limits[width] >= 0 else \
+                np.ones(off.shape, bool)
+            pos = _position(bad)
+            raise Fault(sel, pos, int(addr[pos]), f"out-of-bounds {width}-byte access "
+                        f"(the {self.name} area holds {self.size} bytes)", self.name)
+        check_aligned(off, width, sel, self.origin, self.name)
+        return [(self.store, self.lane_base[sel] + off, None)]
+
+
+class UniformSpace:
+    """Space with one area for every thread: kernel parameters, the constant bank."""
+
+    def __init__(self, name: str, data: bytes | np.ndarray, writable: bool = False) -> None:
+        raw = np.frombuffer(bytes(data), np.uint8) if not isinstance(data, np.ndarray) else data
+        self.name, self.size = name, raw.size
+        buf = np.zeros(_padded(raw.size), np.uint8)
+        buf[:raw.size] = raw
+        self.store = Store(buf, writable)
+        self.limits = {w: self.size - w for w in (1, 2, 4, 8, 16, 32)}
+
+    def resolve(self, addr: np.ndarray, width: int, sel, cache=None, write: bool = False):
+        if write:
+            pos = 0
+            raise Fault(sel, pos, int(addr[pos]), f"store to read-only {self.name} space",
+                        self.name)
+        if int(addr.max()) > self.limits[width]:
+            bad = addr > np.uint64(max(self.limits[width], 0))
+            pos = _position(bad) if bad.any() else 0
+            raise Fault(sel, pos, int(addr[pos]), f"out-of-bounds {width}-byte access "
+                        f"(the {self.name} space holds {self.size} bytes)", self.name)
+        check_aligned(addr, width, sel, 0, self.name)
+        return [(self.store, addr, None)]
