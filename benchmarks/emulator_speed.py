@@ -20,7 +20,7 @@ import time
 import numpy as np
 
 from kerncast.emu import emulate
-from kerncast.emu._compile import compile_to_ptx
+from kerncast.frontend import compile as compile_source
 from kerncast.ptx import parse
 
 SOURCE = r"""
@@ -93,7 +93,7 @@ def main() -> None:
     parser.add_argument("--no-trace", action="store_true", help="emulate without the trace")
     parser.add_argument("--repeat", type=int, default=3, help="runs per kernel (best counts)")
     options = parser.parse_args()
-    module = parse(compile_to_ptx(SOURCE, "cuda"))
+    module = parse(compile_source(SOURCE, lang="cuda").ptx)
     cases = _cases(module)
     if options.profile:
         import cProfile

@@ -110,7 +110,7 @@ def _test_cases(root: Path) -> list[dict]:
 
 def _corpus_cases(root: Path, roots: list) -> list[dict]:
     from kerncast.corpus import list_kernels, make_args
-    from kerncast.emu._compile import compile_to_ptx
+    from kerncast.frontend import compile as compile_source
 
     out, seen = [], set()
     for kernels_root in roots:
@@ -120,7 +120,7 @@ def _corpus_cases(root: Path, roots: list) -> list[dict]:
             seen.add(kernel.name)
             config = kernel.launch("small")
             defines = {k: int(v) for k, v in config.defines.items()}
-            ptx = compile_to_ptx(kernel.source_path("cuda"), "cuda", defines)
+            ptx = compile_source(kernel.source_path("cuda"), lang="cuda", defines=defines).ptx
             name = f"corpus_{kernel.name}"
             (root / f"{name}.ptx").write_text(ptx)
             args = make_args(kernel, config, seed=0)
@@ -147,9 +147,9 @@ def _case(root: Path, name: str, ptx: str, entry: str, grid, block, shared: int,
 
 
 def _write(root: Path, stem: str, source: Path, cases: list) -> list[dict]:
-    from kerncast.emu._compile import compile_to_ptx
+    from kerncast.frontend import compile as compile_source
 
-    (root / f"{stem}.ptx").write_text(compile_to_ptx(source, "cuda"))
+    (root / f"{stem}.ptx").write_text(compile_source(source, lang="cuda").ptx)
     out = []
     for entry, name, grid, block, shared, values in cases:
         grid = tuple(grid) + (1,) * (3 - len(grid))

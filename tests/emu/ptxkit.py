@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from kerncast.emu import emulate
-from kerncast.emu._compile import compile_to_ptx
+from kerncast.frontend import compile as compile_source
 from kerncast.ptx import parse
 
 NP = {"f32": np.float32, "f64": np.float64, "s32": np.int32, "u32": np.uint32,
@@ -73,8 +73,8 @@ def run_elementwise(line: str, srcs: list[str], dst: str, *inputs, extra: str = 
 
 def cuda_module(source: str, **defines):
     """Parse the PTX nvcc makes of ``source`` (cached on disk)."""
-    return parse(compile_to_ptx(source, "cuda", defines))
+    return parse(compile_source(source, lang="cuda", defines=defines).ptx)
 
 
 def opencl_module(source: str, **defines):
-    return parse(compile_to_ptx(source, "opencl", defines))
+    return parse(compile_source(source, lang="opencl", defines=defines).ptx)

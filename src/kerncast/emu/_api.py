@@ -202,12 +202,12 @@ def emulate_corpus(kernel_name, size: str = "small", tunables: dict | None = Non
     ran and ``check`` is true); mismatches are listed in ``result.problems``.
     """
     from kerncast.corpus import compare_outputs, expected_outputs, get_kernel, make_args
-    from kerncast.emu._compile import compile_to_ptx
+    from kerncast.frontend import compile as compile_source
 
     kernel = get_kernel(kernel_name) if isinstance(kernel_name, str) else kernel_name
     config = kernel.launch(size, tunables)
     defines = {k: (int(v) if float(v).is_integer() else v) for k, v in config.defines.items()}
-    ptx = compile_to_ptx(kernel.source_path(language), language, defines)
+    ptx = compile_source(kernel.source_path(language), lang=language, defines=defines).ptx
     module = parse(ptx)
     args = make_args(kernel, config, seed=seed)
     names = [a.name for a in kernel.spec.args]
