@@ -1,1 +1,12 @@
-"""kerncast.sim: see DESIGN.md for this layer's place in the pipeline."""
+"""kerncast.sim: the warp-pipeline timing model behind the static predictor.
+
+:func:`predict_launch` compiles a kernel, emulates one round of resident blocks
+(:mod:`kerncast.emu`), costs its memory requests and simulates the round on a model
+of the SM built from the device spec and its calibration (:class:`Machine`), then
+scales the round to the whole grid.
+"""
+
+from kerncast.sim._machine import Machine, calibrated_devices, machine_for
+from kerncast.sim._predict import StaticResult, predict_launch
+
+__all__ = ["Machine", "StaticResult", "calibrated_devices", "machine_for", "predict_launch"]

@@ -1,0 +1,205 @@
+"""The machine the simulator runs on: a device spec plus its calibration.
+
+Every figure the timing model uses comes from here, and every one is either in the
+device spec (SMs, schedulers, caches, peak bandwidth, clocks) or measured by the
+calibration micro-benchmarks (latencies, throughputs, achieved bandwidths, barrier
+and launch costs). A device without a calibration borrows the calibration of the
+nearest calibrated architecture, adapted to its spec (clock-independent figures in
+cycles are kept; bandwidths and per-SM throughputs are scaled by the spec ratios),
+and says so in ``adapted_from``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kerncast._errors import InputError
+from kerncast.calibrate import CALIBRATION_DIR, Calibration, load_calibration
+from kerncast.devices import Device, get_device, list_devices
+from kerncast.ptx import InstrClass
+
+__all__ = ["PIPES", "Machine", "machine_for"]
+
+# Execution pipes of a scheduler (sub-partition). Memory instructions go through the
+# SM-wide load/store path (``lsu``), modelled separately.
+PIPES = ("alu", "fma", "fp64", "sfu", "cvt", "ctrl", "lsu")
+
+# Instruction class -> (pipe, calibration key for throughput and latency).
+_CLASS = {
+    InstrClass.INT: ("alu", "int"),
+    InstrClass.INT_MUL: ("fma", "int_mul"),
+    InstrClass.INT_DIV: ("fma", "int_mul"),
+    InstrClass.FP32: ("fma", "fp32"),
+    InstrClass.FP32_DIV: ("fma", "fp32_div"),
+    InstrClass.FP64: ("fp64", "fp64"),
+    InstrClass.FP64_DIV: ("fp64", "fp64"),
+    InstrClass.FP16: ("fma", "fp32"),
+    InstrClass.SFU: ("sfu", "sfu"),
+    InstrClass.CONVERSION: ("cvt", "conversion"),
+    InstrClass.MOVE: ("alu", "int"),
+    InstrClass.WARP: ("cvt", "warp"),
+}
+# Software sequences: SASS instructions issued per PTX instruction (div/rem and the
+# IEEE divisions expand to Newton iterations; 64-bit integer multiply to 3-4 IMADs).
+_SEQUENCE = {InstrClass.INT_DIV: 20, InstrClass.FP32_DIV: 8, InstrClass.FP64_DIV: 20}
+
+
+@dataclass(frozen=True)
+class Machine:
+    """What the pipeline simulation needs to know, in cycles and bytes."""
+
+    device: Device
+    calibration: Calibration
+    adapted_from: str | None
+    clock_hz: float
+    schedulers: int
+    issue: dict[str, float] = field(default_factory=dict)     # class -> pipe cycles per warp instr
+    latency: dict[str, float] = field(default_factory=dict)   # class -> dependent-issue latency
+    pipe_of: dict[str, str] = field(default_factory=dict)
+    sequence: dict[str, int] = field(default_factory=dict)    # class -> issue slots
+
+    @property
+    def sm_count(self) -> int:
+        return self.device.compute.sm_count
+
+    def mem(self, key: str, default: float) -> float:
+        value = self.calibration.memory.get(key)
+        return float(value) if value is not None and value == value else default
+
+    @property
+    def l1_latency(self) -> float:
+        l2 = self.l2_latency
+        measured = self.mem("l1_hit_latency_cycles", 0.25 * l2)
+        # A chase that never hit in L1 measures L2: fall back to the in-sector hit time.
+        return measured if measured < 0.6 * l2 else self._sector_hit_latency(l2)
+
+    def _sector_hit_latency(self, l2: float) -> float:
+        curve = self.calibration.curves.get("l1_latency_vs_stride")
+        if curve and curve[0][0] <= 4:
+            per_sector = 32 // int(curve[0][0])
+            return max((curve[0][1] * per_sector - l2) / (per_sector - 1), 1.0)
+        return 0.15 * l2
+
+    @property
+    def l2_latency(self) -> float:
+        return self.mem("l2_hit_latency_cycles", 300.0)
+
+    @property
+    def dram_latency(self) -> float:
+        return self.mem("dram_latency_cycles", 700.0)
+
+    @property
+    def shared_latency(self) -> float:
+        return self.mem("shared_latency_cycles", 30.0)
+
+    @property
+    def atomic_latency(self) -> float:
+        return self.mem("atomic_global_latency_cycles", 500.0)
+
+    def dram_bytes_per_cycle(self) -> float:
+        """Achieved DRAM bandwidth of the whole GPU, bytes per SM clock."""
+        gbs = self.mem("dram_copy_gbs", 0.0) or 0.85 * self.device.memory.peak_bandwidth_gbs
+        return gbs * 1e9 / self.clock_hz
+
+    def l2_bytes_per_cycle(self) -> float:
+        gbs = self.mem("l2_read_gbs", 0.0) or 2.5 * self.device.memory.peak_bandwidth_gbs
+        return gbs * 1e9 / self.clock_hz
+
+    def barrier_cycles(self, warps: int) -> float:
+        sync = self.calibration.sync
+        known = sorted((int(k.split("_")[2]), v) for k, v in sync.items()
+                       if k.startswith("barrier_cycles_"))
+        if not known:
+            return 20.0 + 2.0 * warps
+        for w, cycles in known:
+            if warps <= w:
+                return float(cycles)
+        return float(known[-1][1])
+
+    def launch_seconds(self, blocks: int) -> float:
+        launch = self.calibration.launch
+        fixed = launch.get("launch_overhead_s") or launch.get("empty_kernel_s") or 3.8e-6
+        return float(fixed) + float(launch.get("per_block_s", 0.0)) * blocks
+
+    def atomic_rates(self) -> tuple[float, float]:
+        """(contended, uncontended) global atomics per second, whole GPU."""
+        return (self.mem("atomic_global_contended_per_s", 1.3e9),
+                self.mem("atomic_global_uncontended_per_s", 5e11))
+
+
+def _timings(cal: Calibration, schedulers: int, warp: int) -> tuple[dict, dict, dict]:
+    issue, latency, pipe_of = {}, {}, {}
+    for cls, (pipe, key) in _CLASS.items():
+        timing = cal.instructions.get(key) or cal.instructions.get("fp32")
+        per_scheduler = max(timing.throughput_per_clk_sm / schedulers, 1e-3)
+        issue[cls.value] = max(1.0, warp / per_scheduler)
+        latency[cls.value] = max(1.0, timing.latency_cycles)
+        pipe_of[cls.value] = pipe
+    return issue, latency, pipe_of
+
+
+def _nearest_calibrated(device: Device) -> Device:
+    calibrated = [get_device(p.stem) for p in CALIBRATION_DIR.glob("*.json")]
+    if not calibrated:
+        raise InputError("no calibration is shipped; run 'kerncast calibrate' on a GPU first")
+    same_vendor = [d for d in calibrated if d.vendor == device.vendor] or calibrated
+
+    def distance(d: Device) -> float:
+        if device.arch_number is not None and d.arch_number is not None:
+            return abs(device.arch_number - d.arch_number)
+        return 0 if d.architecture == device.architecture else 100
+
+    return min(same_vendor, key=distance)
+
+
+def _adapt(cal: Calibration, source: Device, target: Device) -> Calibration:
+    """Scale a calibration's bandwidths and per-SM throughputs to another spec."""
+    bw = target.memory.peak_bandwidth_gbs / source.memory.peak_bandwidth_gbs
+    clock = target.compute.boost_clock_mhz / source.compute.boost_clock_mhz
+    sms = target.compute.sm_count / source.compute.sm_count
+    memory = dict(cal.memory)
+    for key in ("dram_read_gbs", "dram_write_gbs", "dram_copy_gbs"):
+        if key in memory:
+            memory[key] = memory[key] * bw
+    if "l2_read_gbs" in memory:
+        memory["l2_read_gbs"] = memory["l2_read_gbs"] * clock * sms
+    instructions = dict(cal.instructions)
+    for cls, attr in (("fp32", "fp32"), ("fp64", "fp64"), ("int", "int32"), ("sfu", "sfu")):
+        if cls in instructions:
+            ratio = getattr(target.throughput, attr) / getattr(source.throughput, attr)
+            old = instructions[cls]
+            instructions[cls] = type(old)(old.latency_cycles, old.throughput_per_clk_sm * ratio)
+    return Calibration(device=target.key, provenance=dict(cal.provenance), instructions=instructions,
+                       memory=memory, curves=cal.curves, sync=cal.sync, launch=cal.launch,
+                       adapted_from=source.key)
+
+
+def machine_for(device: str | Device, calibration: str | Calibration | None = None) -> Machine:
+    """The simulator's machine for ``device`` (its own calibration, or an adapted one)."""
+    dev = get_device(device)
+    adapted = None
+    if isinstance(calibration, Calibration):
+        cal = calibration
+    elif calibration is not None:
+        cal = load_calibration(calibration)
+    elif (CALIBRATION_DIR / f"{dev.key}.json").exists():
+        cal = load_calibration(dev.key)
+    else:
+        source = _nearest_calibrated(dev)
+        cal = _adapt(load_calibration(source.key), source, dev)
+        adapted = source.key
+    if cal.device != dev.key and adapted is None and cal.adapted_from is None:
+        adapted = cal.device
+    seen = cal.provenance.get("sm_clock_mhz_seen")
+    clock = float(seen) if seen and not (adapted or cal.adapted_from) else dev.compute.boost_clock_mhz
+    schedulers = dev.compute.schedulers_per_sm
+    issue, latency, pipe_of = _timings(cal, schedulers, dev.compute.warp_size)
+    return Machine(device=dev, calibration=cal, adapted_from=adapted or cal.adapted_from,
+                   clock_hz=clock * 1e6, schedulers=schedulers, issue=issue, latency=latency,
+                   pipe_of=pipe_of, sequence={k.value: v for k, v in _SEQUENCE.items()})
+
+
+def calibrated_devices() -> list[str]:
+    """Keys of the devices with a shipped calibration."""
+    known = {d.key for d in list_devices()}
+    return sorted(p.stem for p in CALIBRATION_DIR.glob("*.json") if p.stem in known)
