@@ -174,6 +174,25 @@ class CupyBackend(Backend):
     def write(self, dev: Any, host: np.ndarray) -> None:
         dev.set(np.ascontiguousarray(host), stream=self.stream)
 
+    def cached_upload(self, key: tuple, arrays: dict[str, np.ndarray]) -> dict[str, Any]:
+        """Device copies kept between calls with the same ``key`` (read-only buffers that
+        several configurations share); the cache holds one (kernel, size) at a time."""
+        unit = key[:2]
+        if getattr(self, "_cache_unit", None) != unit:
+            self._cache, self._cache_unit = {}, unit
+        missing = {n: a for n, a in arrays.items() if (key, n) not in self._cache}
+        for name, buf in self.upload(missing).items():
+            self._cache[(key, name)] = buf
+        return {n: self._cache[(key, n)] for n in arrays}
+
+    def output_problems(self, kernel: CorpusKernel, dev_args: dict[str, Any],
+                        want: dict[str, np.ndarray], key: tuple) -> list[str]:
+        """The checks of ``kerncast.measure._run.output_problems``, done on the device."""
+        from kerncast.measure._compare import device_output_problems  # noqa: PLC0415
+
+        expected = self.cached_upload(key[:4] + (key[5], "expected"), want)
+        return device_output_problems(self._cp, kernel, dev_args, expected)
+
     def copy(self, dst: Any, src: Any) -> None:
         rt = self._cp.cuda.runtime
         rt.memcpyAsync(dst.data.ptr, src.data.ptr, src.nbytes, rt.memcpyDeviceToDevice,

@@ -32,6 +32,9 @@ class Prepared:
 
     args: dict[str, object]
     want: dict[str, np.ndarray]
+    # Identify the prepared files (kernel, size, inputs tag, expected tag), so that a
+    # backend can keep their device copies across the configurations that share them.
+    key: tuple | None = None
 
     def buffer_bytes(self) -> int:
         return sum(v.nbytes for v in self.args.values() if isinstance(v, np.ndarray))
@@ -161,4 +164,7 @@ def load_prepared(kernel: CorpusKernel, config: LaunchConfig, seed: int = 0,
             args[arg.name] = poison(np.dtype(arg.dtype), kernel.buffer_elements(arg, config))
         else:
             args[arg.name] = np.ascontiguousarray(inputs[arg.name])
-    return Prepared(args, {k: np.asarray(v) for k, v in want.items()})
+    in_tag = "inputs" if manifest["inputs_shared"] else f"inputs-{tag}"
+    out_tag = "expected" if manifest["reference_shared"] else f"expected-{tag}"
+    key = (kernel.name, config.size, seed, str(unit), in_tag, out_tag if reference else None)
+    return Prepared(args, {k: np.asarray(v) for k, v in want.items()}, key)

@@ -154,14 +154,37 @@ def check_launchable(backend: Backend, config: LaunchConfig, compiled: Compiled)
     return None
 
 
+def _upload_sets(backend, kernel, prepared, sets_count) -> tuple[list, dict]:
+    """Device argument sets and pristine inout copies; inputs that several
+    configurations share stay on the device between them (backends with a cache)."""
+    inout = [a.name for a in kernel.spec.args if a.kind == "buffer" and a.intent == "inout"]
+    if sets_count == 1 and prepared.key is not None and hasattr(backend, "cached_upload"):
+        fixed_names = [a.name for a in kernel.spec.args if a.kind == "buffer" and a.intent == "in"]
+        fixed = backend.cached_upload(prepared.key[:5], {n: prepared.args[n] for n in fixed_names})
+        pristine = backend.cached_upload(prepared.key[:5] + ("pristine",),
+                                         {n: prepared.args[n] for n in inout})
+        rest = {k: v for k, v in prepared.args.items() if k not in fixed}
+        return [{**backend.upload(rest), **fixed}], pristine
+    pristine = backend.upload({n: prepared.args[n] for n in inout})
+    return [backend.upload(prepared.args) for _ in range(sets_count)], pristine
+
+
+def _check(backend, kernel, prepared, sets, used) -> list[list[str]]:
+    """Output problems of every set used (compared on the device when the backend can)."""
+    if hasattr(backend, "output_problems") and prepared.key is not None:
+        return [backend.output_problems(kernel, sets[i], prepared.want, prepared.key)
+                for i in sorted(used)]
+    templates = {name: prepared.args[name] for name in prepared.want}
+    return [output_problems(kernel, backend.download(sets[i], templates), prepared.want)
+            for i in sorted(used)]
+
+
 def _time(backend, compiled, config, kernel, prepared, sets_count, policy):
-    """Upload, time and download; returns (stats, outputs of every set)."""
+    """Upload, time and check; returns (stats, problems of every set used)."""
     inout = [a.name for a in kernel.spec.args if a.kind == "buffer" and a.intent == "inout"]
     sets, pristine = [], {}
     try:
-        pristine = backend.upload({n: prepared.args[n] for n in inout})
-        for _ in range(sets_count):
-            sets.append(backend.upload(prepared.args))
+        sets, pristine = _upload_sets(backend, kernel, prepared, sets_count)
 
         used: set[int] = set()
 
@@ -176,10 +199,7 @@ def _time(backend, compiled, config, kernel, prepared, sets_count, policy):
 
         stats = time_repeatedly(launch_once, policy)
         backend.synchronize()
-        templates = {name: prepared.args[name] for name in prepared.want}
-        outputs = [backend.download(sets[i], templates) for i in sorted(used)] \
-            if policy.check else []
-        return stats, outputs
+        return stats, (_check(backend, kernel, prepared, sets, used) if policy.check else [])
     finally:
         for dev in [*sets, pristine]:
             backend.free(dev)
@@ -223,16 +243,15 @@ def measure_config(backend: Backend, kernel: CorpusKernel, config: LaunchConfig,
     row["input_sets"] = sets
     prepared = prepared or load_prepared(kernel, config, seed, prep_dir)
     try:
-        stats, outputs = _time(backend, compiled, config, kernel, prepared, sets, policy)
+        stats, checked = _time(backend, compiled, config, kernel, prepared, sets, policy)
     except DeviceMemoryError as exc:
         return done("out_of_memory", str(exc))
     except LaunchError as exc:
         return done("launch_failed", str(exc))
     row.update(stats.columns())
-    for index, got in enumerate(outputs):
-        problems = output_problems(kernel, got, prepared.want)
+    for index, problems in enumerate(checked):
         if problems:
-            where = f" (input copy {index})" if len(outputs) > 1 else ""
+            where = f" (input copy {index})" if len(checked) > 1 else ""
             done("wrong_output", "; ".join(problems) + where)
             row.update(stats.columns())
             return row
