@@ -174,6 +174,15 @@ class CupyBackend(Backend):
     def write(self, dev: Any, host: np.ndarray) -> None:
         dev.set(np.ascontiguousarray(host), stream=self.stream)
 
+    def duplicate(self, dev: Any) -> Any:
+        """A new device buffer with the contents of ``dev`` (a device-to-device copy)."""
+        try:
+            out = self._cp.empty_like(dev)
+        except self._cp.cuda.memory.OutOfMemoryError as exc:
+            raise DeviceMemoryError(str(exc)) from None
+        self.copy(out, dev)
+        return out
+
     def cached_upload(self, key: tuple, arrays: dict[str, np.ndarray]) -> dict[str, Any]:
         """Device copies kept between calls with the same ``key`` (read-only buffers that
         several configurations share); the cache holds one (kernel, size) at a time."""

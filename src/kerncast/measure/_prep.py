@@ -16,6 +16,7 @@ import hashlib
 import json
 import os
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -138,6 +139,14 @@ def _load_dir(directory: Path) -> dict[str, np.ndarray]:
     return {p.stem: np.load(p, mmap_mode="r") for p in sorted(directory.glob("*.npy"))}
 
 
+@lru_cache(maxsize=8)
+def _poisoned(dtype: str, count: int) -> np.ndarray:
+    """A read-only poisoned buffer, shared by the configurations of a unit (uploads copy it)."""
+    array = poison(np.dtype(dtype), count)
+    array.flags.writeable = False
+    return array
+
+
 def load_prepared(kernel: CorpusKernel, config: LaunchConfig, seed: int = 0,
                   root: str | Path | None = None, reference: bool = True) -> Prepared:
     """The prepared arguments of one launch: from ``root`` if prepared there, else inline.
@@ -161,7 +170,7 @@ def load_prepared(kernel: CorpusKernel, config: LaunchConfig, seed: int = 0,
         if arg.kind == "scalar":
             args[arg.name] = np.dtype(arg.dtype).type(kernel.scalar_value(arg, config))
         elif arg.intent == "out":
-            args[arg.name] = poison(np.dtype(arg.dtype), kernel.buffer_elements(arg, config))
+            args[arg.name] = _poisoned(arg.dtype, kernel.buffer_elements(arg, config))
         else:
             args[arg.name] = np.ascontiguousarray(inputs[arg.name])
     in_tag = "inputs" if manifest["inputs_shared"] else f"inputs-{tag}"

@@ -163,8 +163,16 @@ def _upload_sets(backend, kernel, prepared, sets_count) -> tuple[list, dict]:
         fixed = backend.cached_upload(prepared.key[:5], {n: prepared.args[n] for n in fixed_names})
         pristine = backend.cached_upload(prepared.key[:5] + ("pristine",),
                                          {n: prepared.args[n] for n in inout})
-        rest = {k: v for k, v in prepared.args.items() if k not in fixed}
-        return [{**backend.upload(rest), **fixed}], pristine
+        outs = [a.name for a in kernel.spec.args if a.kind == "buffer" and a.intent == "out"]
+        rest = {k: v for k, v in prepared.args.items() if k not in fixed and k not in outs}
+        dev = {**backend.upload(rest), **fixed}
+        if hasattr(backend, "duplicate"):  # poisoned outputs: device copies of a template
+            templates = backend.cached_upload(prepared.key[:5] + ("poison",),
+                                              {n: prepared.args[n] for n in outs})
+            dev.update({n: backend.duplicate(t) for n, t in templates.items()})
+        else:
+            dev.update(backend.upload({n: prepared.args[n] for n in outs}))
+        return [dev], pristine
     pristine = backend.upload({n: prepared.args[n] for n in inout})
     return [backend.upload(prepared.args) for _ in range(sets_count)], pristine
 
