@@ -11,7 +11,7 @@ nearest one, until no such point is left.
 import numpy as np
 
 MARGIN = 1e-3
-CHUNK = 1 << 18  # points per step of the distance computation
+CHUNK = 1 << 14  # points per step of the distance computation (cache-sized)
 
 
 def _distances(p, centroids, c2):

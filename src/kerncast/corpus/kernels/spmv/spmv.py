@@ -9,7 +9,7 @@ entries lie in a band around the diagonal and the rest anywhere in the row.
 
 import numpy as np
 
-CHUNK = 1 << 24  # entries per step of the chunked generation and reference
+CHUNK = 1 << 20  # entries per step of the generation and reference (cache-sized)
 
 
 def _row_lengths(rows, nnz, rng):
