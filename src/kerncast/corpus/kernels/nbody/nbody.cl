@@ -20,19 +20,24 @@ __kernel void nbody_forces(__global const float4* restrict pos, __global float4*
     int j = base + lid;
     tile[lid] = j < n ? pos[j] : (float4)(0.0f);  // massless pad
     barrier(CLK_LOCAL_MEM_FENCE);
+    // The last tile may be partly padding: stop at the first multiple of UNROLL past
+    // the real bodies (the padding is massless); threads past n only help load.
+    int count = min(BLOCK, (n - base + UNROLL - 1) / UNROLL * UNROLL);
+    if (i < n) {
 #pragma unroll 1
-    for (int k = 0; k < BLOCK; k += UNROLL) {
+      for (int k = 0; k < count; k += UNROLL) {
 #pragma unroll
-      for (int u = 0; u < UNROLL; u++) {
-        float4 b = tile[k + u];
-        float dx = b.x - me.x, dy = b.y - me.y, dz = b.z - me.z;
-        float r2 = dx * dx + dy * dy + dz * dz + eps2;
-        float inv = rsqrt(r2);
-        float s = b.w * inv * inv * inv;
-        ax += dx * s;
-        ay += dy * s;
-        az += dz * s;
-        phi -= b.w * inv;
+        for (int u = 0; u < UNROLL; u++) {
+          float4 b = tile[k + u];
+          float dx = b.x - me.x, dy = b.y - me.y, dz = b.z - me.z;
+          float r2 = dx * dx + dy * dy + dz * dz + eps2;
+          float inv = rsqrt(r2);
+          float s = b.w * inv * inv * inv;
+          ax += dx * s;
+          ay += dy * s;
+          az += dz * s;
+          phi -= b.w * inv;
+        }
       }
     }
     barrier(CLK_LOCAL_MEM_FENCE);

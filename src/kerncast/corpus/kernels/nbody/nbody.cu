@@ -20,19 +20,24 @@ extern "C" __global__ void nbody_forces(const float4* __restrict__ pos, float4* 
     int j = base + threadIdx.x;
     tile[threadIdx.x] = j < n ? pos[j] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);  // massless pad
     __syncthreads();
+    // The last tile may be partly padding: stop at the first multiple of UNROLL past
+    // the real bodies (the padding is massless); threads past n only help load.
+    int count = min(BLOCK, (n - base + UNROLL - 1) / UNROLL * UNROLL);
+    if (i < n) {
 #pragma unroll 1
-    for (int k = 0; k < BLOCK; k += UNROLL) {
+      for (int k = 0; k < count; k += UNROLL) {
 #pragma unroll
-      for (int u = 0; u < UNROLL; u++) {
-        float4 b = tile[k + u];
-        float dx = b.x - me.x, dy = b.y - me.y, dz = b.z - me.z;
-        float r2 = dx * dx + dy * dy + dz * dz + eps2;
-        float inv = rsqrtf(r2);
-        float s = b.w * inv * inv * inv;
-        ax += dx * s;
-        ay += dy * s;
-        az += dz * s;
-        phi -= b.w * inv;
+        for (int u = 0; u < UNROLL; u++) {
+          float4 b = tile[k + u];
+          float dx = b.x - me.x, dy = b.y - me.y, dz = b.z - me.z;
+          float r2 = dx * dx + dy * dy + dz * dz + eps2;
+          float inv = rsqrtf(r2);
+          float s = b.w * inv * inv * inv;
+          ax += dx * s;
+          ay += dy * s;
+          az += dz * s;
+          phi -= b.w * inv;
+        }
       }
     }
     __syncthreads();
