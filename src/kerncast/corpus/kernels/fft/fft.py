@@ -20,11 +20,14 @@ DISTINCT = 16
 
 
 def _signal(length, rng):
+    """Eight tones of random bin, amplitude and phase in complex white noise."""
     n = np.arange(length)
     x = (rng.normal(0, 0.3, length) + 1j * rng.normal(0, 0.3, length)).astype(np.complex64)
     for _ in range(8):
         freq, amp, phase = rng.integers(0, length), rng.uniform(0.2, 1.0), rng.uniform(0, 2 * np.pi)
-        x += (amp * np.exp(1j * (2 * np.pi * freq * n / length + phase))).astype(np.complex64)
+        angle = (2 * np.pi / length * ((freq * n) % length) + phase).astype(np.float32)
+        x.real += np.float32(amp) * np.cos(angle)
+        x.imag += np.float32(amp) * np.sin(angle)
     return x
 
 
