@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# One call of a measurement campaign on a lent GPU machine (see docs/MEASURING.md).
+#   tools/device_campaign.sh DEVICE DEADLINE_S -- ARGS...   (ARGS go to kerncast measure corpus)
+# Installs the carried wheels, continues the dataset data/DEVICE in $OUT/DEVICE, runs the
+# campaign until DEADLINE_S, compacts the part files into one Parquet file per table and
+# removes the parts, so that what comes back from $OUT is the whole dataset.
+set -uo pipefail
+device=$1; deadline=$2; shift 3
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+  --target /tmp/site .whl/*.whl >/dev/null 2>&1 || { echo "wheel install failed"; exit 1; }
+export PYTHONPATH=/tmp/site:$PWD/src PYTHONUNBUFFERED=1
+mkdir -p /tmp/icd; echo libnvidia-opencl.so.1 > /tmp/icd/nvidia.icd
+out=$OUT/$device
+mkdir -p "$out"
+if [ -d "data/$device" ]; then cp -r "data/$device/." "$out/"; fi
+start=$(date +%s)
+python3 -m kerncast measure corpus --device "$device" --out "$out" --deadline "$deadline" \
+  --json "$@" > "$OUT/campaign-$start.json" 2> "$OUT/campaign-$start.log"
+echo "campaign exit $? after $(( $(date +%s) - start )) s"
+python3 -m kerncast data compact "$out" >/dev/null 2>&1
+rm -rf "$out/parts" "$out"/.*.tmp
+python3 - "$OUT/campaign-$start.json" <<'PY'
+import json, sys
+try:
+    d = json.load(open(sys.argv[1]))
+    print({k: d.get(k) for k in ("rows", "statuses", "remaining", "deadline_hit", "seconds")})
+except Exception as e:
+    print("no campaign summary:", e)
+PY
+tail -5 "$OUT/campaign-$start.log"
+ls -la "$out"
