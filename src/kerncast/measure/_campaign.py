@@ -69,6 +69,22 @@ FAILURE_EXTRAS = {
 
 
 @dataclass
+def scratch_dir() -> str | None:
+    """Where prepared inputs wait for the GPU: ``$KERNCAST_SCRATCH``, else /dev/shm when
+    it has room for several large units (memory is faster than disk and a lent GPU
+    machine's disk is small), else the system's temporary directory."""
+    chosen = os.environ.get("KERNCAST_SCRATCH")
+    if chosen:
+        return chosen
+    shm = Path("/dev/shm")
+    try:
+        if shm.is_dir() and shutil.disk_usage(shm).free > 48 * (1 << 30):
+            return str(shm)
+    except OSError:
+        pass
+    return None
+
+
 class CampaignResult:
     """What a campaign run did."""
 
@@ -252,7 +268,7 @@ class Campaign:
         self._monitor = self._make_monitor()
         self.out.mkdir(parents=True, exist_ok=True)
         self._log_session("started", planned=planned, pending=self._total)
-        prep_root = Path(tempfile.mkdtemp(prefix="kerncast-prep-"))
+        prep_root = Path(tempfile.mkdtemp(prefix="kerncast-prep-", dir=scratch_dir()))
         pool = self._pool()
         interrupted = False
         previous = signal.signal(signal.SIGTERM, _raise_interrupt)
