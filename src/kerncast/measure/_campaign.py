@@ -68,7 +68,6 @@ FAILURE_EXTRAS = {
 }
 
 
-@dataclass
 def scratch_dir() -> str | None:
     """Where prepared inputs wait for the GPU: ``$KERNCAST_SCRATCH``, else /dev/shm when
     it has room for several large units (memory is faster than disk and a lent GPU
@@ -85,6 +84,7 @@ def scratch_dir() -> str | None:
     return None
 
 
+@dataclass
 class CampaignResult:
     """What a campaign run did."""
 
