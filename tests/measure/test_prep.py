@@ -15,7 +15,7 @@ def test_prepared_files_give_the_same_arguments_as_inline(tmp_path):
     kernel = get_kernel("matmul_naive")
     configs = kernel.launches("small")
     unit = prepare_unit(kernel, "small", configs, tmp_path, seed=4)
-    assert sorted(p.name for p in unit.iterdir()) == ["expected", "inputs", "manifest.json"]
+    assert sorted(p.name for p in unit.iterdir()) == ["expected-c0", "inputs-c0", "manifest.json"]
     for config in (configs[0], configs[-1]):
         loaded = load_prepared(kernel, config, seed=4, root=tmp_path)
         inline = make_args(kernel, config, 4)
@@ -44,3 +44,21 @@ def test_outputs_are_poisoned_and_references_can_be_skipped(tmp_path):
     prepare_unit(kernel, "small", [config], tmp_path)
     loaded = load_prepared(kernel, config, root=tmp_path, reference=False)
     assert np.isnan(loaded.args["c"]).all() and loaded.want == {}
+
+
+def test_configurations_that_compute_different_things_get_their_own_class(tmp_path):
+    kernel = get_kernel("convolve_rows")
+    share = sharing(kernel)
+    by_radius: dict[int, set[int]] = {}
+    for config in kernel.launches("medium"):
+        by_radius.setdefault(config.tunables["radius"], set()).add(
+            share.reference[config.label()])
+    # one reference class per radius, whatever the block shape
+    assert all(len(classes) == 1 for classes in by_radius.values())
+    assert len({next(iter(c)) for c in by_radius.values()}) == len(by_radius)
+    configs = kernel.launches("small")[:4]
+    unit = prepare_unit(kernel, "small", configs, tmp_path)
+    for config in configs:
+        loaded = load_prepared(kernel, config, root=tmp_path)
+        want = expected_outputs(kernel, make_args(kernel, config), config)
+        assert all(np.array_equal(loaded.want[k], v) for k, v in want.items())

@@ -43,10 +43,17 @@ class Prepared:
 
 @dataclass(frozen=True)
 class Sharing:
-    """Whether every configuration of a kernel gets the same inputs / reference outputs."""
+    """Which configurations get the same inputs and the same reference outputs.
 
-    inputs: bool
-    reference: bool
+    ``inputs`` and ``reference`` map every configuration label to a class number:
+    configurations of one class share the prepared files.
+    """
+
+    inputs: dict[str, int]
+    reference: dict[str, int]
+
+    def tags(self, label: str) -> tuple[str, str]:
+        return f"inputs-c{self.inputs[label]}", f"expected-c{self.reference[label]}"
 
 
 def prepare(kernel: CorpusKernel, config: LaunchConfig, seed: int = 0,
@@ -66,37 +73,47 @@ def _same(a: dict, b: dict) -> bool:
         for k in a)
 
 
+def _classify(items: list[tuple[str, dict]]) -> dict[str, int]:
+    """Class numbers of labelled array sets: equal sets get the same class."""
+    reps: list[dict] = []
+    out = {}
+    for label, arrays in items:
+        for number, rep in enumerate(reps):
+            if _same(rep, arrays):
+                out[label] = number
+                break
+        else:
+            out[label] = len(reps)
+            reps.append(arrays)
+    return out
+
+
 def _probe(kernel: CorpusKernel, seed: int) -> Sharing:
-    size = "small" if "small" in kernel.spec.sizes else next(iter(kernel.spec.sizes))
-    first_in = first_out = None
-    inputs = reference = True
+    """Compare inputs and references across the launch space at the medium size (the
+    small one may hide differences that only show with several blocks per launch)."""
+    size = "medium" if "medium" in kernel.spec.sizes else next(iter(kernel.spec.sizes))
+    ins, outs = [], []
     for config in kernel.launches(size):
         args = make_args(kernel, config, seed)
-        ins = {n: args[n] for n in _input_names(kernel)}
-        outs = expected_outputs(kernel, args, config)
-        if first_in is None:
-            first_in, first_out = ins, outs
-            continue
-        inputs = inputs and _same(first_in, ins)
-        reference = reference and _same(first_out, outs)
-        if not inputs and not reference:
-            break
-    return Sharing(inputs, inputs and reference)
+        ins.append((config.label(), {n: args[n] for n in _input_names(kernel)}))
+        outs.append((config.label(), expected_outputs(kernel, args, config)))
+    inputs = _classify(ins)
+    refs = _classify(outs)
+    # a reference class never spans two input classes
+    pairs = {(inputs[label], refs[label]) for label in inputs}
+    numbered = {pair: k for k, pair in enumerate(sorted(pairs))}
+    return Sharing(inputs, {label: numbered[(inputs[label], refs[label])] for label in inputs})
 
 
 _SHARING: dict[tuple[str, str, int], Sharing] = {}
 
 
 def sharing(kernel: CorpusKernel, seed: int = 0) -> Sharing:
-    """Compare inputs and reference outputs across the launch space at size small."""
+    """Classes of configurations that share inputs and reference outputs."""
     key = (str(kernel.app.directory), kernel.name, seed)
     if key not in _SHARING:
         _SHARING[key] = _probe(kernel, seed)
     return _SHARING[key]
-
-
-def _tag(config: LaunchConfig) -> str:
-    return hashlib.sha1(config.label().encode()).hexdigest()[:12]
 
 
 def _unit_dir(root: Path, kernel: CorpusKernel, size: str) -> Path:
@@ -111,24 +128,24 @@ def _save_all(directory: Path, arrays: dict) -> None:
 
 def prepare_unit(kernel: CorpusKernel, size: str, configs: list[LaunchConfig], root: str | Path,
                  seed: int = 0) -> Path:
-    """Write inputs and references of ``configs`` (all at ``size``) under ``root``."""
+    """Write inputs and references of ``configs`` (all at ``size``) under ``root``: one
+    copy per class of configurations that share them."""
     share = sharing(kernel, seed)
     unit = _unit_dir(Path(root), kernel, size)
-    done_inputs = done_reference = False
+    done: set[str] = set()
     for config in configs:
-        if done_inputs and done_reference:
-            break
+        in_tag, out_tag = share.tags(config.label())
+        if in_tag in done and out_tag in done:
+            continue
         args = make_args(kernel, config, seed)
-        if not done_inputs:
-            tag = "inputs" if share.inputs else f"inputs-{_tag(config)}"
-            _save_all(unit / tag, {n: args[n] for n in _input_names(kernel)})
-            done_inputs = share.inputs
-        if not done_reference:
-            tag = "expected" if share.reference else f"expected-{_tag(config)}"
-            _save_all(unit / tag, expected_outputs(kernel, args, config))
-            done_reference = share.reference
-    manifest = {"seed": seed, "inputs_shared": share.inputs, "reference_shared": share.reference,
-                "configs": [c.label() for c in configs]}
+        if in_tag not in done:
+            _save_all(unit / in_tag, {n: args[n] for n in _input_names(kernel)})
+            done.add(in_tag)
+        if out_tag not in done:
+            _save_all(unit / out_tag, expected_outputs(kernel, args, config))
+            done.add(out_tag)
+        del args
+    manifest = {"seed": seed, "configs": {c.label(): list(share.tags(c.label())) for c in configs}}
     tmp = unit / ".manifest.json.tmp"
     tmp.write_text(json.dumps(manifest))
     os.replace(tmp, unit / "manifest.json")
@@ -159,12 +176,12 @@ def load_prepared(kernel: CorpusKernel, config: LaunchConfig, seed: int = 0,
     if manifest_path is None or not manifest_path.exists():
         return prepare(kernel, config, seed, reference)
     manifest = json.loads(manifest_path.read_text())
-    if manifest["seed"] != seed or config.label() not in manifest["configs"]:
+    tags = manifest["configs"].get(config.label())
+    if manifest["seed"] != seed or tags is None:
         return prepare(kernel, config, seed, reference)
-    tag = _tag(config)
-    inputs = _load_dir(unit / ("inputs" if manifest["inputs_shared"] else f"inputs-{tag}"))
-    want = _load_dir(unit / ("expected" if manifest["reference_shared"] else f"expected-{tag}")) \
-        if reference else {}
+    in_tag, out_tag = tags
+    inputs = _load_dir(unit / in_tag)
+    want = _load_dir(unit / out_tag) if reference else {}
     args: dict[str, object] = {}
     for arg in kernel.spec.args:
         if arg.kind == "scalar":
@@ -173,7 +190,5 @@ def load_prepared(kernel: CorpusKernel, config: LaunchConfig, seed: int = 0,
             args[arg.name] = _poisoned(arg.dtype, kernel.buffer_elements(arg, config))
         else:
             args[arg.name] = np.ascontiguousarray(inputs[arg.name])
-    in_tag = "inputs" if manifest["inputs_shared"] else f"inputs-{tag}"
-    out_tag = "expected" if manifest["reference_shared"] else f"expected-{tag}"
     key = (kernel.name, config.size, seed, str(unit), in_tag, out_tag if reference else None)
     return Prepared(args, {k: np.asarray(v) for k, v in want.items()}, key)
