@@ -12,7 +12,8 @@ export PYTHONPATH=/tmp/site:$PWD/src PYTHONUNBUFFERED=1
 mkdir -p /tmp/icd; echo libnvidia-opencl.so.1 > /tmp/icd/nvidia.icd
 out=$OUT/$device
 mkdir -p "$out"
-if [ -d "data/$device" ]; then cp -r "data/$device/." "$out/"; fi
+# continue from the dataset in the tree unless an earlier run of this call left a newer one
+if [ -d "data/$device" ]; then cp -rn "data/$device/." "$out/"; fi
 start=$(date +%s)
 python3 -m kerncast measure corpus --device "$device" --out "$out" --deadline "$deadline" \
   --json "$@" > "$OUT/campaign-$start.json" 2> "$OUT/campaign-$start.log"
