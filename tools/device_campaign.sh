@@ -16,11 +16,11 @@ mkdir -p "$out"
 if [ -d "data/$device" ]; then cp -rn "data/$device/." "$out/"; fi
 start=$(date +%s)
 python3 -m kerncast measure corpus --device "$device" --out "$out" --deadline "$deadline" \
-  --json "$@" > "$OUT/campaign-$start.json" 2> "$OUT/campaign-$start.log"
+  --json "$@" > "/tmp/campaign-$start.json" 2> "/tmp/campaign-$start.log"
 echo "campaign exit $? after $(( $(date +%s) - start )) s"
 python3 -m kerncast data compact "$out" >/dev/null 2>&1
-rm -rf "$out/parts" "$out"/.*.tmp
-python3 - "$OUT/campaign-$start.json" <<'PY'
+rm -rf "$out/parts" "$out"/.*.tmp "$out/ncu_metrics.json"   # at most 8 files come back
+python3 - "/tmp/campaign-$start.json" <<'PY'
 import json, sys
 try:
     d = json.load(open(sys.argv[1]))
@@ -28,5 +28,5 @@ try:
 except Exception as e:
     print("no campaign summary:", e)
 PY
-tail -5 "$OUT/campaign-$start.log"
+tail -5 "/tmp/campaign-$start.log"
 ls -la "$out"
