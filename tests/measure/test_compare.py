@@ -82,3 +82,20 @@ def test_shared_inputs_are_uploaded_once(case):
         (dev,), pristine = _upload_sets(backend, kernel, prepared, 1)
         assert set(dev) == set(args) and pristine == {}
     assert backend.uploaded.count("a") == 1 and backend.uploaded.count("c") == 3
+
+
+def test_poisoned_outputs_follow_each_configuration_s_size():
+    from kerncast.measure._prep import Prepared
+    from kerncast.measure._run import _upload_sets
+
+    kernel = get_kernel("reduce_tree")
+    backend = _CachingBackend()
+    backend.duplicate = lambda buf: buf.copy()
+    sizes = set()
+    for config in kernel.launches("small")[:6]:
+        args = make_args(kernel, config)
+        prepared = Prepared(args, {}, key=("reduce_tree", "small", 0, "/u", "inputs-c0", None))
+        (dev,), _ = _upload_sets(backend, kernel, prepared, 1)
+        assert dev["partial"].size == args["partial"].size
+        sizes.add(args["partial"].size)
+    assert len(sizes) > 1

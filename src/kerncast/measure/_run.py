@@ -167,7 +167,8 @@ def _upload_sets(backend, kernel, prepared, sets_count) -> tuple[list, dict]:
         rest = {k: v for k, v in prepared.args.items() if k not in fixed and k not in outs}
         dev = {**backend.upload(rest), **fixed}
         if hasattr(backend, "duplicate"):  # poisoned outputs: device copies of a template
-            templates = backend.cached_upload(prepared.key[:5] + ("poison",),
+            shapes = tuple((n, prepared.args[n].size) for n in outs)  # outputs may vary by config
+            templates = backend.cached_upload(prepared.key[:5] + ("poison", shapes),
                                               {n: prepared.args[n] for n in outs})
             dev.update({n: backend.duplicate(t) for n, t in templates.items()})
         else:
