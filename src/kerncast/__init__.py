@@ -22,6 +22,7 @@ _LAZY = {
     "compile": "kerncast.frontend",
     "emulate": "kerncast.emu",
     "predict": "kerncast.models",
+    "sweep": "kerncast.models",
     "measure": "kerncast.measure",
     "get_device": "kerncast.devices",
     "occupancy": "kerncast.devices",

@@ -105,7 +105,7 @@ def emulate(kernel, launch, args, blocks="all", *, entry: str | None = None,
             step_budget: int = DEFAULT_STEP_BUDGET, trace: bool = True,
             batch_threads: int = DEFAULT_BATCH_THREADS, device=None,
             registers: int | None = None, shared_bytes: int | None = None,
-            labels=None) -> EmulationResult:
+            labels=None, memory_budget: int | None = None) -> EmulationResult:
     """Run a kernel's PTX on the CPU with real arguments.
 
     Parameters
@@ -133,6 +133,9 @@ def emulate(kernel, launch, args, blocks="all", *, entry: str | None = None,
         Record the warp trace (:class:`kerncast.trace.Trace`).
     batch_threads
         Threads emulated together in one batch.
+    memory_budget
+        Record at most this many lane accesses in the trace (the instruction streams
+        are always complete; ``trace.memory_cutoff`` says where the accesses stop).
 
     Returns
     -------
@@ -164,7 +167,7 @@ def emulate(kernel, launch, args, blocks="all", *, entry: str | None = None,
     if trace:
         from kerncast.trace import TraceBuilder
 
-        recorder = TraceBuilder(func.name, program, the_launch)
+        recorder = TraceBuilder(func.name, program, the_launch, memory_budget)
     num_sms = _sm_count(device)
     machine = Machine(program, the_launch, args, batch_blocks=per_batch,
                       step_budget=int(step_budget), recorder=recorder, labels=labels,

@@ -39,6 +39,13 @@ _CLASS = {
     InstrClass.MOVE: ("alu", "int"),
     InstrClass.WARP: ("cvt", "warp"),
 }
+# Global constants of the memory model (documented, and evaluated with cross-validation
+# by kernel in benchmarks/static_accuracy.py): what one SM can pull from the L2 per
+# cycle, and from DRAM (a device-to-device copy saturates an H100's DRAM from about 64
+# SMs on: 2.75 TB/s / 64 SMs / 1.98 GHz = 21.7 bytes per cycle per SM).
+SM_L2_BYTES_PER_CYCLE = 64.0
+SM_DRAM_BYTES_PER_CYCLE = 24.0
+
 # Software sequences: SASS instructions issued per PTX instruction (div/rem and the
 # IEEE divisions expand to Newton iterations; 64-bit integer multiply to 3-4 IMADs).
 _SEQUENCE = {InstrClass.INT_DIV: 20, InstrClass.FP32_DIV: 8, InstrClass.FP64_DIV: 20}
@@ -57,6 +64,9 @@ class Machine:
     latency: dict[str, float] = field(default_factory=dict)   # class -> dependent-issue latency
     pipe_of: dict[str, str] = field(default_factory=dict)
     sequence: dict[str, int] = field(default_factory=dict)    # class -> issue slots
+    # classes whose calibration timed the whole PTX instruction (a software sequence
+    # included): their throughput and latency are not multiplied by the sequence
+    measured_whole: frozenset[str] = frozenset({"fp32_div"})
 
     @property
     def sm_count(self) -> int:
@@ -97,9 +107,20 @@ class Machine:
         return self.mem("atomic_global_latency_cycles", 500.0)
 
     def dram_bytes_per_cycle(self) -> float:
-        """Achieved DRAM bandwidth of the whole GPU, bytes per SM clock."""
-        gbs = self.mem("dram_copy_gbs", 0.0) or 0.85 * self.device.memory.peak_bandwidth_gbs
+        """Achieved DRAM bandwidth of the whole GPU (the mean of the calibrated read and
+        write streams), bytes per SM clock."""
+        read, write = self.mem("dram_read_gbs", 0.0), self.mem("dram_write_gbs", 0.0)
+        gbs = (read + write) / 2 if read and write else \
+            self.mem("dram_copy_gbs", 0.0) or 0.85 * self.device.memory.peak_bandwidth_gbs
         return gbs * 1e9 / self.clock_hz
+
+    def l1_fill_bytes_per_cycle(self) -> float:
+        """The most an SM can take from the L2 per cycle (one 64-byte fill per cycle)."""
+        return SM_L2_BYTES_PER_CYCLE
+
+    def sm_dram_bytes_per_cycle(self) -> float:
+        """The most DRAM bandwidth one SM can draw (its outstanding misses are limited)."""
+        return SM_DRAM_BYTES_PER_CYCLE
 
     def l2_bytes_per_cycle(self) -> float:
         gbs = self.mem("l2_read_gbs", 0.0) or 2.5 * self.device.memory.peak_bandwidth_gbs
@@ -116,10 +137,18 @@ class Machine:
                 return float(cycles)
         return float(known[-1][1])
 
-    def launch_seconds(self, blocks: int) -> float:
+    def launch_fixed_seconds(self) -> float:
+        """The fixed cost of a launch (the calibration's intercept over grid sizes)."""
         launch = self.calibration.launch
-        fixed = launch.get("launch_overhead_s") or launch.get("empty_kernel_s") or 3.8e-6
-        return float(fixed) + float(launch.get("per_block_s", 0.0)) * blocks
+        return float(launch.get("launch_overhead_s") or launch.get("empty_kernel_s") or 3.8e-6)
+
+    def dispatch_seconds(self, blocks: int) -> float:
+        """The least time the block scheduler needs to start ``blocks`` blocks: a throughput
+        bound that overlaps with execution (measured with empty blocks)."""
+        return float(self.calibration.launch.get("per_block_s", 0.0)) * blocks
+
+    def launch_seconds(self, blocks: int) -> float:
+        return self.launch_fixed_seconds() + self.dispatch_seconds(blocks)
 
     def atomic_rates(self) -> tuple[float, float]:
         """(contended, uncontended) global atomics per second, whole GPU."""

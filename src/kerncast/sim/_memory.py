@@ -1,116 +1,190 @@
-"""What each memory request of a traced round costs: caches, sectors, wavefronts.
+"""Memory requests of a traced round, and the SM's caches that serve them.
 
-Every warp-level request of the round (one memory instruction executed by one warp)
-gets, from the trace's addresses:
+:func:`request_costs` turns the trace's per-lane addresses into one
+:class:`RequestCost` per warp-level request (one memory instruction executed by one
+warp), keyed by ``(warp, step, pc)`` so the pipeline finds it when the warp's stream
+reaches that instruction:
 
-* global and local requests: their distinct 32-byte sectors, and per sector where it
-  is served — the SM's L1 (a sectored LRU cache of the L1 capacity left beside the
-  round's shared memory; stores write through without allocating; atomics bypass
-  it), the L2, or DRAM. A sector that misses L1 comes from DRAM when the round
-  touches it for the first time or when its reuse distance in the round's L1-miss
-  stream exceeds this SM's share of the L2 (the L2 divided among the SMs in use);
-  otherwise from the L2;
+* global and local requests: their distinct 32-byte sectors and 128-byte lines, and
+  for global ones the share of first fetches that go to DRAM (from
+  :mod:`kerncast.sim._sharing`: data other SMs also read is fetched once per wave);
 * shared requests: their wavefronts (bank conflicts replay);
 * const and param requests: one pass.
 
-The result is keyed by ``(warp, step, pc)`` so the pipeline can find a request when
-the warp's stream reaches that instruction.
+:class:`SMCaches` models, in the order the pipeline issues requests, the SM's L1 (a
+sector LRU of the capacity left beside the shared memory, write-through without
+allocation, with in-flight fills that later requests wait for instead of fetching
+again) and this SM's share of the L2 (an LRU of the sectors it has fetched). A sector
+that misses both comes from the L2 if another SM fetched it first (the sharing
+probability), else from DRAM.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
 
-from kerncast.trace import KINDS, SPACES, bank_conflicts, reuse_distances, simulate_cache
-from kerncast.trace._coalesce import SECTOR, sector_addresses
+from kerncast.trace import KINDS, SPACES, bank_conflicts
+from kerncast.trace._coalesce import LINE, SECTOR, sector_addresses
 
-__all__ = ["RequestCost", "request_costs"]
+__all__ = ["RequestCost", "SMCaches", "request_costs"]
 
 _GLOBAL, _LOCAL, _SHARED = SPACES.index("global"), SPACES.index("local"), SPACES.index("shared")
 _LOAD, _STORE, _ATOMIC = KINDS.index("load"), KINDS.index("store"), KINDS.index("atomic")
-_LOCAL_TAG = np.uint64(1) << np.uint64(56)
+_LOCAL_TAG = 1 << 56
+# DRAM access granularity (bytes): a global constant of the memory model, documented and
+# evaluated with cross-validation by kernel in benchmarks/static_accuracy.py.
+DRAM_CHUNK = 64
+_PER_CHUNK = DRAM_CHUNK // SECTOR
 
 
 @dataclass(frozen=True)
 class RequestCost:
-    """The cost of one warp-level memory request."""
+    """One warp-level memory request."""
 
-    kind: int          # index into KINDS
-    space: int         # index into SPACES
-    sectors: int       # distinct 32-byte sectors (global/local)
-    l2: int            # sectors served by the L2
-    dram: int          # sectors served by DRAM
-    wavefronts: int    # shared-memory wavefronts (1 for other spaces)
-    lanes: int
+    kind: int                  # index into KINDS
+    space: int                 # index into SPACES
+    sectors: tuple[int, ...]   # distinct 32-byte sectors (global/local)
+    lines: int                 # distinct 128-byte lines
+    wavefronts: int            # shared-memory wavefronts (1 for other spaces)
+    share: float               # probability that a first fetch comes from DRAM
+    instance: tuple[int, int, int] = (0, 0, 0)  # (warp in block, pc, occurrence)
 
 
 def _request_table(acc) -> dict[str, np.ndarray]:
     ids, first = np.unique(acc.request, return_index=True)
-    return {"id": ids, "warp": acc.warp[first], "step": acc.step[first], "pc": acc.pc[first],
-            "space": acc.space[first], "kind": acc.kind[first],
-            "lanes": np.bincount(np.searchsorted(ids, acc.request), minlength=len(ids))}
+    warp, pc = acc.warp[first], acc.pc[first]
+    key = warp * (1 << 24) + pc
+    ranking = np.lexsort((ids, key))
+    sorted_key = key[ranking]
+    start = np.r_[True, sorted_key[1:] != sorted_key[:-1]]
+    group = np.maximum.accumulate(np.where(start, np.arange(len(ids)), 0))
+    occ = np.empty(len(ids), np.int64)
+    occ[ranking] = np.arange(len(ids)) - group
+    return {"id": ids, "warp": warp, "step": acc.step[first], "pc": pc, "occ": occ,
+            "space": acc.space[first], "kind": acc.kind[first]}
 
 
-def _sector_rows(acc) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(request, sector, kind) of each distinct sector of the global and local requests."""
+def _sectors(acc, ids: np.ndarray) -> tuple[list[tuple[int, ...]], np.ndarray]:
+    """Each request's distinct sectors (local ones tagged apart) and its line count."""
+    out: list[tuple[int, ...]] = [()] * len(ids)
+    lines = np.zeros(len(ids), np.int64)
     keep = np.isin(acc.space, (_GLOBAL, _LOCAL))
     if not keep.any():
-        empty = np.zeros(0, np.int64)
-        return empty, empty.astype(np.uint64), empty.astype(np.int8)
+        return out, lines
     part = type(acc)(*(getattr(acc, f)[keep] for f in acc.__dataclass_fields__))
     rows, address = sector_addresses(part)
-    sector = address // np.uint64(SECTOR)
+    sector = (address // np.uint64(SECTOR)).astype(np.int64)
     sector = np.where(part.space[rows] == _LOCAL, sector | _LOCAL_TAG, sector)
-    req = part.request[rows]
-    order = np.lexsort((sector, req))
-    r, s, k = req[order], sector[order], part.kind[rows][order]
-    new = np.r_[True, (r[1:] != r[:-1]) | (s[1:] != s[:-1])]
-    return r[new], s[new], k[new]
+    pos = np.searchsorted(ids, part.request[rows])
+    order = np.lexsort((sector, pos))
+    pos, sector = pos[order], sector[order]
+    new = np.r_[True, (pos[1:] != pos[:-1]) | (sector[1:] != sector[:-1])]
+    pos, sector = pos[new], sector[new]
+    bounds = np.flatnonzero(np.r_[True, pos[1:] != pos[:-1], True])
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        chunk = sector[a:b]
+        out[int(pos[a])] = tuple(int(s) for s in chunk)
+        lines[pos[a]] = len(np.unique(chunk // (LINE // SECTOR)))
+    return out, lines
 
 
-def _levels(sectors: np.ndarray, kinds: np.ndarray, l1_bytes: int, l2_share: int) -> tuple:
-    """Per sector access: served by L1, and (if not) by DRAM."""
-    stores = kinds == _STORE
-    atomics = kinds == _ATOMIC
-    l1 = simulate_cache(sectors, size=max(l1_bytes, 4096), stores=stores | atomics,
-                        allocate_on_store=False).hits & ~stores & ~atomics
-    miss = np.flatnonzero(~l1)
-    dist = reuse_distances(sectors[miss]) if len(miss) else np.zeros(0, np.int64)
-    capacity = max(l2_share // SECTOR, 1)
-    dram = np.zeros(len(sectors), bool)
-    dram[miss] = (dist < 0) | (dist >= capacity)
-    return l1, dram
-
-
-def request_costs(trace, *, l1_bytes: int, l2_share_bytes: int) -> dict[tuple, RequestCost]:
-    """Cost of every memory request of ``trace``, keyed by ``(warp, step, pc)``."""
+def request_costs(trace, *, sharing=None, wpb: int = 1) -> dict[tuple, RequestCost]:
+    """Every memory request of ``trace``, keyed by ``(warp, step, pc)``."""
     acc = trace.memory
     if len(acc) == 0:
         return {}
     table = _request_table(acc)
-    index = {int(r): i for i, r in enumerate(table["id"])}
-    n = len(table["id"])
-    sectors = np.zeros(n, np.int64)
-    l2 = np.zeros(n, np.int64)
-    dram = np.zeros(n, np.int64)
-    req, sec, kinds = _sector_rows(acc)
-    if len(req):
-        l1_hit, from_dram = _levels(sec, kinds, l1_bytes, l2_share_bytes)
-        pos = np.searchsorted(table["id"], req)
-        np.add.at(sectors, pos, 1)
-        np.add.at(dram, pos, from_dram.astype(np.int64))
-        np.add.at(l2, pos, (~l1_hit & ~from_dram).astype(np.int64))
+    ids = table["id"]
+    n = len(ids)
+    sectors, lines = _sectors(acc, ids)
     waves = np.ones(n, np.int64)
     shared = acc.space == _SHARED
     if shared.any():
         part = type(acc)(*(getattr(acc, f)[shared] for f in acc.__dataclass_fields__))
         report = bank_conflicts(part)
-        waves[[index[int(r)] for r in report.request]] = np.maximum(report.wavefronts, 1)
+        waves[np.searchsorted(ids, report.request)] = np.maximum(report.wavefronts, 1)
     out = {}
+    warp, pc, occ, step = (table[k].tolist() for k in ("warp", "pc", "occ", "step"))
+    spaces, kinds = table["space"].tolist(), table["kind"].tolist()
     for i in range(n):
-        key = (int(table["warp"][i]), int(table["step"][i]), int(table["pc"][i]))
-        out[key] = RequestCost(int(table["kind"][i]), int(table["space"][i]), int(sectors[i]),
-                               int(l2[i]), int(dram[i]), int(waves[i]), int(table["lanes"][i]))
+        instance = (warp[i] % wpb, pc[i], occ[i])
+        share = sharing.fraction(instance) if sharing is not None and spaces[i] == _GLOBAL \
+            else 1.0
+        out[(warp[i], step[i], pc[i])] = RequestCost(kinds[i], spaces[i], sectors[i],
+                                                      int(lines[i]), int(waves[i]), share,
+                                                      instance)
     return out
+
+
+class SMCaches:
+    """The L1 and this SM's share of the L2, in issue order (see the module docstring)."""
+
+    __slots__ = ("l1", "l1_cap", "l2", "l2_cap", "stats")
+
+    def __init__(self, l1_bytes: int, l2_share_bytes: int):
+        self.l1: OrderedDict[int, float] = OrderedDict()   # sector -> time its data arrives
+        self.l2: OrderedDict[int, None] = OrderedDict()
+        self.l1_cap = max(l1_bytes // SECTOR, 1)
+        self.l2_cap = max(l2_share_bytes // SECTOR, 1)
+        self.stats = {"l1_hits": 0, "l2_hits": 0, "dram": 0.0, "sectors": 0}
+
+    def _in_l2(self, sector: int) -> bool:
+        if sector in self.l2:
+            self.l2.move_to_end(sector)
+            return True
+        self.l2[sector] = None
+        if len(self.l2) > self.l2_cap:
+            self.l2.popitem(last=False)
+        return False
+
+    def load(self, sectors: tuple[int, ...], share: float, now: float,
+             lat: tuple[float, float, float]) -> tuple[float, int, float]:
+        """(time the data arrives, sectors fetched below L1, expected DRAM sectors).
+
+        DRAM is read in chunks of ``DRAM_CHUNK`` bytes: a sector fetched from DRAM brings
+        its neighbours in the chunk into the L2 and costs the whole chunk."""
+        l1_lat, l2_lat, dram_lat = lat
+        ready, below, dram = now + l1_lat, 0, 0.0
+        l1 = self.l1
+        chunks: set[int] = set()
+        for s in sectors:
+            arrival = l1.get(s)
+            if arrival is not None:
+                l1.move_to_end(s)
+                self.stats["l1_hits"] += 1
+                ready = max(ready, arrival, now + l1_lat)
+                continue
+            below += 1
+            if self._in_l2(s):
+                self.stats["l2_hits"] += 1
+                arrival = now + l2_lat
+            else:
+                chunk = s // _PER_CHUNK
+                if chunk not in chunks:
+                    chunks.add(chunk)
+                    dram += share * _PER_CHUNK
+                    for buddy in range(chunk * _PER_CHUNK, (chunk + 1) * _PER_CHUNK):
+                        if buddy != s:
+                            self._in_l2(buddy)
+                arrival = now + l2_lat + share * (dram_lat - l2_lat)
+            l1[s] = arrival
+            if len(l1) > self.l1_cap:
+                l1.popitem(last=False)
+            ready = max(ready, arrival)
+        self.stats["sectors"] += len(sectors)
+        self.stats["dram"] += dram
+        return ready, below, dram
+
+    def store(self, sectors: tuple[int, ...], share: float) -> tuple[int, float]:
+        """(sectors written to L2, expected DRAM sectors): written through, the L1 copy
+        dropped; a sector this SM writes for the first time is written back to DRAM once."""
+        dram = 0.0
+        for s in sectors:
+            self.l1.pop(s, None)
+            if not self._in_l2(s):
+                dram += 1.0
+        self.stats["dram"] += dram
+        return len(sectors), dram

@@ -31,7 +31,7 @@ import numpy as np
 
 from kerncast.ptx import InstrClass, read_registers, written_registers
 from kerncast.sim._machine import PIPES, Machine
-from kerncast.sim._memory import RequestCost
+from kerncast.sim._memory import RequestCost, SMCaches
 from kerncast.trace import KINDS, SPACES
 
 __all__ = ["RoundResult", "build_table", "simulate_round"]
@@ -43,8 +43,10 @@ _MEM_CLASSES = {
 }
 _FAST_LOADS = {InstrClass.LD_PARAM: 4.0, InstrClass.ST_PARAM: 1.0, InstrClass.LD_CONST: 20.0}
 K_ALU, K_MEM, K_BAR = 0, 1, 2
-_SHARED, _CONST, _ATOMIC = SPACES.index("shared"), SPACES.index("const"), KINDS.index("atomic")
+_SHARED, _CONST = SPACES.index("shared"), SPACES.index("const")
+_ATOMIC, _STORE = KINDS.index("atomic"), KINDS.index("store")
 _CACHED = (SPACES.index("global"), SPACES.index("local"))
+_GLOBAL_SPACE = SPACES.index("global")
 _LSU = PIPES.index("lsu")
 DEFAULT_BUDGET = 400_000
 
@@ -73,6 +75,7 @@ class RoundResult:
     barrier_wait: float = 0.0
     dram_bytes: float = 0.0
     l2_bytes: float = 0.0
+    caches: dict[str, float] = field(default_factory=dict)
 
 
 def _registers(item) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -101,16 +104,111 @@ def _op(item, machine: Machine, ids: dict[str, int]) -> Op:
     key = cls.value
     if key in machine.issue:
         slots = machine.sequence.get(key, 1)
+        if key in machine.measured_whole:  # calibrated as the whole PTX instruction
+            return Op(K_ALU, PIPES.index(machine.pipe_of[key]), machine.issue[key], slots,
+                      machine.latency[key], srcs, dsts)
         return Op(K_ALU, PIPES.index(machine.pipe_of[key]), machine.issue[key] * slots, slots,
                   machine.latency[key] * (1 + 0.5 * (slots - 1)), srcs, dsts)
     return Op(K_ALU, PIPES.index("ctrl"), 1.0, 1, 2.0, srcs, dsts)
 
 
-def build_table(program, machine: Machine) -> tuple[list[Op], int]:
-    """One :class:`Op` per pc of the emulator's program, and the register count."""
+def build_table(program, machine: Machine) -> tuple[list[Op], int, dict[int, tuple[int, ...]]]:
+    """One :class:`Op` per pc of the emulator's program, the register count, and the
+    issue order of every segment (see :func:`segment_orders`)."""
     ids: dict[str, int] = {}
     table = [_op(item, machine, ids) for item in program.items]
-    return table, len(ids)
+    return table, len(ids), segment_orders(program, table)
+
+
+def _schedule(pcs: list[int], table: list[Op], items) -> tuple[int, ...]:
+    """List-schedule one straight-line segment as ptxas would: every instruction after the
+    ones it depends on (registers read or written, memory order around stores, fences
+    in place), loads as early as their operands allow."""
+    deps: dict[int, set[int]] = {pc: set() for pc in pcs}
+    last_write: dict[int, int] = {}
+    readers: dict[int, list[int]] = {}
+    last_store, memory_ops, fence = None, [], None
+    for pc in pcs:
+        op = table[pc]
+        need = deps[pc]
+        need.update(last_write[r] for r in op.srcs if r in last_write)
+        for r in op.dsts:
+            need.update(readers.get(r, ()))
+            if r in last_write:
+                need.add(last_write[r])
+        store = op.kind == K_MEM and _is_store(items[pc])
+        if op.kind == K_MEM:
+            if last_store is not None:
+                need.add(last_store)
+            if store:
+                need.update(memory_ops)
+                last_store = pc
+            memory_ops.append(pc)
+        if fence is not None:
+            need.add(fence)
+        if op.kind == K_BAR or _is_fence(items[pc]):
+            need.update(p for p in pcs if p < pc)
+            fence = pc
+        for r in op.srcs:
+            readers.setdefault(r, []).append(pc)
+        for r in op.dsts:
+            last_write[r] = pc
+            readers[r] = []
+        need.discard(pc)
+    height = _heights(pcs, deps, table, items)
+    order, placed = [], set()
+    pending = list(pcs)
+    while pending:
+        ready = [pc for pc in pending if deps[pc] <= placed]
+        pick = max(ready, key=lambda pc: (height[pc], -pc))
+        order.append(pick)
+        placed.add(pick)
+        pending.remove(pick)
+    return tuple(order)
+
+
+_LOAD_LATENCY = 400.0  # what a list scheduler expects of a global load
+
+
+def _heights(pcs: list[int], deps: dict[int, set[int]], table: list[Op], items) -> dict[int, float]:
+    """Longest latency path from each instruction to the end of the segment: the list
+    scheduler's priority, which starts address arithmetic and loads early and leaves
+    their consumers late (as ptxas schedules)."""
+    users: dict[int, list[int]] = {pc: [] for pc in pcs}
+    for pc in pcs:
+        for d in deps[pc]:
+            users[d].append(pc)
+    height: dict[int, float] = {}
+    for pc in reversed(pcs):
+        op = table[pc]
+        own = _LOAD_LATENCY if op.kind == K_MEM and not _is_store(items[pc]) else op.latency
+        height[pc] = own + max((height[u] for u in users[pc]), default=0.0)
+    return height
+
+
+def _is_store(item) -> bool:
+    return item.kind == "op" and item.instr.opcode in ("st", "red", "atom")
+
+
+def _is_fence(item) -> bool:
+    if item.kind != "op":
+        return item.kind in ("call", "ret", "trap")
+    return item.instr.opcode in ("bra", "brx", "ret", "exit", "membar", "fence", "call",
+                                 "shfl", "vote", "match", "activemask", "redux", "bar",
+                                 "barrier")
+
+
+def segment_orders(program, table: list[Op]) -> dict[int, tuple[int, ...]]:
+    """Issue order of every segment whose order differs from the PTX order."""
+    orders = {}
+    for start in program.segment_starts:
+        end = program.segment_end(start)
+        pcs = list(range(start, end))
+        if len(pcs) > 2:
+            order = _schedule(pcs, table, program.items)
+            if list(order) != pcs:
+                orders[start] = order
+    return orders
 
 
 class _Bandwidth:
@@ -131,12 +229,25 @@ class _Bandwidth:
         return self.free - now
 
 
+def _shifted(cost: RequestCost, offset: int) -> RequestCost:
+    return RequestCost(cost.kind, cost.space, tuple(s + offset for s in cost.sectors),
+                       cost.lines, cost.wavefronts, cost.share, cost.instance)
+
+
 class _Sim:
     """State of one simulated round (see the module docstring)."""
 
     def __init__(self, table, nregs, streams, costs, machine: Machine, active_sms: int,
-                 warps_per_block: int):
+                 warps_per_block: int, caches: SMCaches, source: list[int] | None = None,
+                 stands_for: list[int] | None = None, sharing=None):
         self.table, self.costs, self.m = table, costs, machine
+        self.caches = caches
+        self.source = source or list(range(len(streams)))
+        # the block each warp stands for (a replica of block 0's trace moves its global
+        # addresses by the block-to-block shift of every instance)
+        self.stands_for = stands_for or [0] * len(streams)
+        self.sharing = sharing
+        self._shifts: dict[tuple, int] = {}
         self.streams = streams
         n = len(streams)
         self.pos = [0] * n
@@ -148,8 +259,10 @@ class _Sim:
         self.busy = [0.0] * len(PIPES)
         self.lsu_free = 0.0
         share = 1.0 / max(active_sms, 1)
-        self.dram = _Bandwidth(machine.dram_bytes_per_cycle() * share)
-        self.l2 = _Bandwidth(min(machine.l2_bytes_per_cycle() * share, 64.0))
+        per_sm = machine.l1_fill_bytes_per_cycle()
+        self.dram = _Bandwidth(min(machine.dram_bytes_per_cycle() * share,
+                                   machine.sm_dram_bytes_per_cycle()))
+        self.l2 = _Bandwidth(min(machine.l2_bytes_per_cycle() * share, per_sm))
         self.block_of = [w // warps_per_block for w in range(n)]
         self.waiting: dict[int, list[tuple[int, float]]] = {}
         self.live = {}
@@ -163,7 +276,7 @@ class _Sim:
 
     def memory(self, w: int, pc: int, step: int, now: float) -> tuple[float, float]:
         """(latency seen by the warp, cycles the load/store path is held)."""
-        cost: RequestCost | None = self.costs.get((w, step, pc))
+        cost: RequestCost | None = self.costs.get((self.source[w], step, pc))
         if cost is None:  # predicated off in every lane: issued, nothing moves
             return 1.0, 1.0
         l1, l2, dram, shared, atomic = self.lat
@@ -173,21 +286,32 @@ class _Sim:
             return shared + cost.wavefronts - 1, float(cost.wavefronts)
         if cost.space not in _CACHED:
             return 4.0, 1.0
-        hold = max(1.0, cost.sectors / 4.0)
-        delay = 0.0
-        if cost.l2 or cost.dram:
-            delay = self.l2.transfer(now, 32.0 * (cost.l2 + cost.dram))
-        if cost.dram:
-            delay = max(delay, self.dram.transfer(now, 32.0 * cost.dram))
+        hold = float(max(1, cost.lines))
+        block = self.stands_for[w]
+        if block and cost.space != _CONST and self.sharing is not None:
+            key = (block, cost.instance)
+            offset = self._shifts.get(key)
+            if offset is None:
+                offset = self._shifts[key] = self.sharing.shift(cost.instance, block) \
+                    if cost.space == _GLOBAL_SPACE else block << 40
+            if offset:
+                cost = _shifted(cost, offset)
         if cost.kind == _ATOMIC:
-            base = atomic
-        elif cost.dram:
-            base = dram
-        elif cost.l2:
-            base = l2
-        else:
-            base = l1
-        return base + delay, hold
+            delay = self.l2.transfer(now, 32.0 * len(cost.sectors))
+            return atomic + delay, hold
+        if cost.kind == _STORE:
+            below, to_dram = self.caches.store(cost.sectors, cost.share)
+            self.l2.transfer(now, 32.0 * below)
+            if to_dram:
+                self.dram.transfer(now, 32.0 * to_dram)
+            return 1.0, hold
+        ready, below, to_dram = self.caches.load(cost.sectors, cost.share, now, (l1, l2, dram))
+        delay = 0.0
+        if below:
+            delay = self.l2.transfer(now, 32.0 * below)
+        if to_dram:
+            delay = max(delay, self.dram.transfer(now, 32.0 * to_dram))
+        return ready - now + delay, hold
 
     def run(self) -> float:
         heap = [(0.0, w) for w in range(len(self.streams))]
@@ -222,7 +346,7 @@ class _Sim:
             if op.kind == K_MEM:
                 latency, hold = self.memory(w, pc, steps[i], t)
                 self.lsu_free = t + hold
-                self.busy[_LSU] += hold
+                self.busy[_LSU] += hold - op.issue
                 for r in op.dsts:
                     ready[r] = t + latency
                 heapq.heappush(heap, (t + 1.0, w))
@@ -233,7 +357,10 @@ class _Sim:
                 for r in op.dsts:
                     ready[r] = done
                 heapq.heappush(heap, (t + 1.0, w))
-        return max(self.finish) if self.finish else 0.0
+        done = max(self.finish) if self.finish else 0.0
+        # stores and reductions do not stall warps, but the round ends when the memory
+        # system has moved every byte it was given
+        return max(done, self.dram.free, self.l2.free, self.lsu_free)
 
     def _arrive(self, w: int, t: float, heap) -> None:
         b = self.block_of[w]
@@ -272,13 +399,20 @@ def _prefix(streams: list[tuple[np.ndarray, np.ndarray]], budget: int) -> tuple[
 
 def simulate_round(streams: list[tuple[np.ndarray, np.ndarray]], table: list[Op], nregs: int,
                    costs: dict, machine: Machine, *, active_sms: int, warps_per_block: int,
+                   l1_bytes: int, l2_share_bytes: int, source: list[int] | None = None,
+                   stands_for: list[int] | None = None, sharing=None,
                    budget: int = DEFAULT_BUDGET) -> RoundResult:
-    """Simulate one SM's round: per warp, the pcs it issued and the step of each."""
+    """Simulate one SM's round: per warp, the pcs it issued and the step of each.
+
+    ``source[w]`` names the traced warp whose memory requests warp ``w`` makes (warps
+    of replicated blocks share their original's requests)."""
     cut, scale = _prefix(streams, budget)
-    sim = _Sim(table, nregs, cut, costs, machine, active_sms, warps_per_block)
+    sim = _Sim(table, nregs, cut, costs, machine, active_sms, warps_per_block,
+               SMCaches(l1_bytes, l2_share_bytes), source, stands_for, sharing)
     cycles = sim.run() * scale
     busy = {name: sim.busy[i] * scale / machine.schedulers if name != "lsu" else sim.busy[i] * scale
             for i, name in enumerate(PIPES)}
     return RoundResult(cycles=cycles, instructions=sum(len(p) for p, _ in streams), scale=scale,
                        busy=busy, barrier_wait=sim.barrier_wait * scale,
-                       dram_bytes=sim.dram.bytes * scale, l2_bytes=sim.l2.bytes * scale)
+                       dram_bytes=sim.dram.bytes * scale, l2_bytes=sim.l2.bytes * scale,
+                       caches={k: v * scale for k, v in sim.caches.stats.items()})

@@ -3,13 +3,18 @@
 1. compile the kernel for the device (``kerncast.compile``) and read its registers
    and shared memory (ptxas); the occupancy calculator gives the blocks resident
    per SM (Psat);
-2. emulate, with the launch's real arguments, the blocks SM 0 holds in the first
-   round (blocks 0, S, 2S, ... on S SMs: they sample the grid evenly);
-3. cost every memory request of that round (L1 model, L2 or DRAM, bank conflicts)
-   and simulate the round on the warp pipeline;
-4. scale to the grid: ``full waves x round time + tail-wave time`` (the tail, a
-   partial last wave, is simulated with the blocks per SM it holds), plus the
-   calibrated launch overhead and per-block cost.
+2. emulate, with the launch's arguments, the blocks SM 0 holds in the first round
+   (blocks 0, S, 2S, ... on S SMs: they sample the grid) and the probe blocks next to
+   block 0 along each grid dimension. A kernel whose instruction stream and addresses
+   cannot depend on memory values (see :mod:`kerncast.sim._inputs`) runs the same
+   instructions in every block: block 0 alone is emulated and stands for the others,
+   its global addresses moved by the block-to-block shifts the probes reveal;
+3. cost every memory request (bank conflicts, sectors, the share of DRAM fetches from
+   :mod:`kerncast.sim._sharing`) and simulate the round on the warp pipeline (L1 and
+   L2 modelled in issue order). Long rounds are traced and simulated over a prefix of
+   every warp and extrapolated;
+4. scale to the grid: ``full waves x round time + tail-wave time``, bounded below by
+   the block scheduler's dispatch rate, plus the fixed launch cost.
 
 Nothing here reads a measurement of the kernel: the only hardware inputs are the
 device spec and the calibration.
@@ -26,13 +31,19 @@ from typing import Any
 import numpy as np
 
 from kerncast._errors import InputError
-from kerncast.corpus import CorpusKernel, LaunchConfig, make_args
+from kerncast.corpus import CorpusKernel, LaunchConfig
 from kerncast.devices import Device, get_device, occupancy
+from kerncast.sim._inputs import data_dependent, emulation_args
 from kerncast.sim._machine import Machine, machine_for
 from kerncast.sim._memory import request_costs
 from kerncast.sim._pipeline import RoundResult, build_table, simulate_round
+from kerncast.sim._sharing import probe_blocks, wave_sharing
+from kerncast.trace import KINDS, SPACES
 
 __all__ = ["StaticResult", "predict_launch"]
+
+MEMORY_BUDGET = 1_500_000   # lane accesses recorded per prediction
+DEPENDENT_BLOCKS = 8         # most blocks emulated for a data-dependent round
 
 
 @dataclass
@@ -53,19 +64,27 @@ def _compiled(path: str, language: str, arch: str, defines: tuple) -> tuple:
     return tu, tu.module
 
 
-@lru_cache(maxsize=2)
-def _args(kernel_name: str, size: str, tunables: tuple, seed: int) -> dict:
-    from kerncast.corpus import get_kernel  # noqa: PLC0415
+@lru_cache(maxsize=64)
+def _program_cached(module_id: int, module, entry: str):
+    from kerncast.emu._program import build_program  # noqa: PLC0415
 
-    kernel = get_kernel(kernel_name)
-    return make_args(kernel, kernel.launch(size, dict(tunables)), seed=seed)
+    return build_program(module.kernel(entry), module)
 
 
-def _inputs(kernel: CorpusKernel, config: LaunchConfig, seed: int) -> dict:
-    # Inputs depend on the size only for most kernels; reuse them across configurations
-    # unless the buffers' shapes differ (they depend on tunables for a few kernels).
-    args = _args(kernel.name, config.size, tuple(sorted(config.tunables.items())), seed)
-    return args
+def _program(module, entry: str):
+    return _program_cached(id(module), module, entry)
+
+
+_TABLES: dict[tuple[int, int], tuple] = {}
+
+
+def _tables(program, machine: Machine):
+    key = (id(program), id(machine))
+    if key not in _TABLES:
+        if len(_TABLES) > 64:
+            _TABLES.clear()
+        _TABLES[key] = (build_table(program, machine), program, machine)  # keep both alive
+    return _TABLES[key][0]
 
 
 def _l1_bytes(dev: Device, shared_per_sm: int) -> int:
@@ -75,45 +94,86 @@ def _l1_bytes(dev: Device, shared_per_sm: int) -> int:
     return max(total - carve, 16 * 1024)
 
 
-def _streams(trace) -> tuple[list, dict[int, int]]:
-    streams, local = [], {}
-    for w, stream in sorted(trace.streams().items()):
-        local[w] = len(streams)
-        lengths = stream.end - stream.start
-        streams.append((stream.pcs(), np.repeat(stream.order, lengths)))
-    return streams, local
+@dataclass
+class _Round:
+    """The warps of one simulated round: streams, their traced source, the block each
+    stands for."""
+
+    streams: list[tuple[np.ndarray, np.ndarray]]
+    source: list[int]
+    stands_for: list[int]
+    total: int   # instructions of the whole round
+    traced: int  # instructions whose memory accesses were recorded
 
 
-def _round(trace, table, nregs, machine: Machine, dev: Device, blocks_in_round: int,
-           shared_per_block: int, active_sms: int, wpb: int) -> RoundResult:
-    streams, local = _streams(trace)
-    l2_share = int(dev.memory.l2_kib * 1024 / max(active_sms, 1))
-    costs = request_costs(trace, l1_bytes=_l1_bytes(dev, shared_per_block * blocks_in_round),
-                          l2_share_bytes=l2_share)
-    costs = {(local[w], step, pc): c for (w, step, pc), c in costs.items() if w in local}
-    return simulate_round(streams, table, nregs, costs, machine, active_sms=active_sms,
-                          warps_per_block=wpb)
+def _expand(stream, orders: dict[int, tuple[int, ...]], cutoff: int | None) -> tuple:
+    """A warp's (pcs, steps), each segment in its issue order, cut at ``cutoff``."""
+    starts, ends, order = stream.start, stream.end, stream.order
+    keep = len(starts) if cutoff is None else int(np.searchsorted(order, cutoff))
+    pcs, steps = [], []
+    for s, e, o in zip(starts[:keep].tolist(), ends[:keep].tolist(), order[:keep].tolist()):
+        seq = orders.get(s) if orders else None
+        if seq is not None and s + len(seq) == e:
+            pcs.extend(seq)
+        else:
+            pcs.extend(range(s, e))
+        steps.extend([o] * (e - s))
+    total = int((ends - starts).sum())
+    return np.asarray(pcs, np.int64), np.asarray(steps, np.int64), total
 
 
-def _subset(trace, keep_blocks: int, wpb: int):
-    """A view of the trace with only its first ``keep_blocks`` blocks (for the tail)."""
-    blocks = sorted(int(b) for b in trace.blocks)[:keep_blocks]
-    return _TraceSubset(trace, {b * wpb + i for b in blocks for i in range(wpb)}, blocks)
+def _round_streams(trace, blocks: list[int], sources: list[int], orders) -> _Round:
+    wpb = trace.warps_per_block
+    by_warp = trace.streams()
+    cutoff = getattr(trace, "memory_cutoff", None)
+    streams, source, stands, total, traced = [], [], [], 0, 0
+    expanded: dict[int, tuple] = {}
+    for block, src in zip(blocks, sources):
+        for w in range(wpb):
+            g = src * wpb + w
+            if g not in by_warp:
+                continue
+            if g not in expanded:
+                expanded[g] = _expand(by_warp[g], orders, cutoff)
+            pcs, steps, full = expanded[g]
+            streams.append((pcs, steps))
+            source.append(g)
+            stands.append(block if block != src else 0)
+            total += full
+            traced += len(pcs)
+    return _Round(streams, source, stands, total, traced)
 
 
-class _TraceSubset:
-    def __init__(self, trace, warps: set[int], blocks: list[int]):
-        self._t, self._warps, self.blocks = trace, warps, np.array(blocks)
-        self.program = trace.program
+def _simulate(rnd: _Round, trace, table, nregs, machine, dev: Device, blocks_in_round: int,
+              shared_per_block: int, active: int, sharing, costs) -> RoundResult:
+    result = simulate_round(
+        rnd.streams, table, nregs, costs, machine, active_sms=active,
+        warps_per_block=trace.warps_per_block,
+        l1_bytes=_l1_bytes(dev, shared_per_block * blocks_in_round),
+        l2_share_bytes=int(dev.memory.l2_kib * 1024 / max(active, 1)),
+        source=rnd.source, stands_for=rnd.stands_for, sharing=sharing)
+    if rnd.traced and rnd.total > rnd.traced:
+        factor = rnd.total / rnd.traced
+        result.cycles *= factor
+        result.scale *= factor
+        result.dram_bytes *= factor
+        result.l2_bytes *= factor
+        result.barrier_wait *= factor
+        result.busy = {k: v * factor for k, v in result.busy.items()}
+    result.instructions = rnd.total
+    return result
 
-    def streams(self):
-        return {w: s for w, s in self._t.streams().items() if w in self._warps}
 
-    @property
-    def memory(self):
-        acc = self._t.memory
-        keep = np.isin(acc.warp, list(self._warps))
-        return type(acc)(*(getattr(acc, f)[keep] for f in acc.__dataclass_fields__))
+def _choose_blocks(blocks: int, per_sm: int, n_sm: int, dependent: bool) -> tuple[list, list]:
+    """(blocks the round stands for, traced block each one takes its stream from)."""
+    chosen = [i * n_sm for i in range(per_sm) if i * n_sm < blocks]
+    if not dependent:
+        return chosen, [0] * len(chosen)
+    if len(chosen) <= DEPENDENT_BLOCKS:
+        return chosen, chosen
+    step = len(chosen) / DEPENDENT_BLOCKS
+    traced = [chosen[int(i * step)] for i in range(DEPENDENT_BLOCKS)]
+    return chosen, [traced[min(int(i / step), DEPENDENT_BLOCKS - 1)] for i in range(len(chosen))]
 
 
 def predict_launch(kernel: CorpusKernel, config: LaunchConfig, device: str | Device, *,
@@ -135,53 +195,98 @@ def predict_launch(kernel: CorpusKernel, config: LaunchConfig, device: str | Dev
         raise InputError(f"{kernel.name} with {config.label()} cannot run on {dev.key}: one "
                          f"block needs more {occ.limiting} than an SM has")
     n_sm = sm_count or dev.compute.sm_count
-    blocks = config.blocks
-    psat = occ.blocks_per_sm
+    blocks, psat = config.blocks, occ.blocks_per_sm
     per_sm = min(psat, math.ceil(blocks / n_sm))
     active = min(n_sm, blocks)
-    chosen = [i * n_sm for i in range(per_sm) if i * n_sm < blocks]
-    args = _inputs(kernel, config, seed)
-    values = [args[a.name] for a in kernel.spec.args]
-    result = emulate(module, config, values, chosen, entry=compiled.entry,
-                     registers=res.registers)
+    program = _program(module, compiled.entry)
+    dependent = data_dependent(program)
+    stands, sources = _choose_blocks(blocks, per_sm, n_sm, dependent)
+    probes = [b for b in probe_blocks(config.grid) if b < blocks]
+    emulated = sorted(set(sources) | set(probes) | {0})
+    args, inputs = emulation_args(kernel, config, program, seed)
+    result = emulate(module, config, [args[a.name] for a in kernel.spec.args], emulated,
+                     entry=compiled.entry, registers=res.registers,
+                     memory_budget=MEMORY_BUDGET)
     trace = result.trace
-    table, nregs = build_table(trace.program, machine)
-    wpb = trace.warps_per_block
-    full = _round(trace, table, nregs, machine, dev, per_sm, shared, active, wpb)
+    table, nregs, orders = _tables(trace.program, machine)
     wave = psat * n_sm
+    sharing = wave_sharing(trace, config.grid, probes, emulated, wave=wave, total_blocks=blocks,
+                           l2_bytes=dev.memory.l2_kib * 1024)
+    costs = request_costs(trace, sharing=sharing, wpb=trace.warps_per_block)
+    rnd = _round_streams(trace, stands, sources, orders)
+    full = _simulate(rnd, trace, table, nregs, machine, dev, per_sm, shared, active, sharing,
+                     costs)
     waves, rest = divmod(blocks, wave) if per_sm == psat else (0, blocks)
     cycles = waves * full.cycles
     if rest:
         tail_per_sm = math.ceil(rest / n_sm)
-        tail = full if tail_per_sm >= per_sm else _round(
-            _subset(trace, tail_per_sm, wpb), table, nregs, machine, dev, tail_per_sm, shared,
-            min(n_sm, rest), wpb)
+        tail = full if tail_per_sm >= per_sm else _simulate(
+            _round_streams(trace, stands[:tail_per_sm], sources[:tail_per_sm], orders), trace,
+            table, nregs, machine, dev, tail_per_sm, shared, min(n_sm, rest), sharing, costs)
         cycles += tail.cycles
-    launch = machine.launch_seconds(blocks)
-    seconds = cycles / machine.clock_hz + launch
-    return _result(seconds, cycles, full, machine, launch, {
+    execute = cycles / machine.clock_hz
+    dispatch = machine.dispatch_seconds(blocks)
+    fixed = machine.launch_fixed_seconds()
+    atomics = _atomic_seconds(trace, machine, blocks, sorted(set(sources)), rnd)
+    execute = max(execute, atomics)
+    seconds = fixed + max(execute, dispatch)
+    return _result(seconds, cycles, full, machine, fixed + max(dispatch - execute, 0.0), {
         "device": dev.key, "calibration": machine.calibration.device,
         "adapted_from": machine.adapted_from, "registers": res.registers,
         "shared_bytes": shared, "blocks_per_sm": psat, "limiting": occ.limiting,
         "sm_count": n_sm, "blocks": blocks, "waves": waves + (1 if rest else 0),
         "round_blocks": per_sm, "round_cycles": full.cycles,
         "round_instructions": full.instructions, "extrapolated": full.scale,
-        "emulated_blocks": len(chosen), "seconds_to_predict": time.perf_counter() - started,
+        "emulated_blocks": len(emulated), "data_dependent": dependent, "inputs": inputs,
+        "l2_sharing": {"affine_instances": sharing.affine, "instances": sharing.instances,
+                       "wave_footprint_bytes": sharing.wave_footprint_bytes,
+                       "scope": sharing.scope},
+        "dram_bytes_per_round": full.dram_bytes, "l2_bytes_per_round": full.l2_bytes,
+        "caches_per_round": full.caches, "busy_per_round": full.busy,
+        "seconds_to_predict": time.perf_counter() - started,
     })
+
+
+def _atomic_seconds(trace, machine: Machine, blocks: int, traced: list[int], rnd) -> float:
+    """The least time the L2's atomic units need: operations on one address serialise
+    (calibrated contended rate), all of them share the uncontended rate. An address the
+    traced blocks share is one the whole grid shares; counts scale to the grid."""
+    acc = trace.memory
+    atomic = (acc.kind == KINDS.index("atomic")) & (acc.space == SPACES.index("global"))
+    if not atomic.any():
+        return 0.0
+    wpb = trace.warps_per_block
+    block = acc.warp[atomic] // wpb
+    address = acc.address[atomic]
+    keep = np.isin(block, traced)
+    block, address = block[keep], address[keep]
+    if not len(address):
+        return 0.0
+    memory_scale = rnd.total / rnd.traced if rnd.traced else 1.0
+    grid_scale = blocks / max(len(traced), 1) * memory_scale
+    _, inverse, counts = np.unique(address, return_inverse=True, return_counts=True)
+    spread = np.zeros(len(counts), np.int64)
+    pairs = np.unique(np.stack([inverse.reshape(-1), block]), axis=1)
+    np.add.at(spread, pairs[0], 1)
+    scaled = np.where(spread > 1, counts * grid_scale, counts * memory_scale)
+    contended, uncontended = machine.atomic_rates()
+    return max(float(scaled.max()) / contended, len(address) * grid_scale / uncontended)
 
 
 def _result(seconds: float, cycles: float, full: RoundResult, machine: Machine, launch: float,
             based_on: dict) -> StaticResult:
+    """The breakdown: each part is the time the round's busiest resource of that kind
+    needs over the whole launch; latency is what the busiest part leaves unexplained."""
     clock = machine.clock_hz
-    waves = cycles / max(full.cycles, 1e-9)
-    compute = max(v for k, v in full.busy.items() if k != "lsu") * waves / clock
-    memory = max(full.dram_bytes / machine.dram_bytes_per_cycle() * based_on["round_blocks"]
-                 and full.busy.get("lsu", 0.0), 0.0) * waves / clock
-    dram = full.dram_bytes * based_on["sm_count"] / machine.dram_bytes_per_cycle() * waves / clock
-    sync = full.barrier_wait / max(full.instructions, 1) * waves / clock
-    parts = {"compute": compute, "memory": max(memory, dram), "synchronisation": sync,
-             "launch": launch}
-    parts["latency"] = max(seconds - launch - max(parts["compute"], parts["memory"]), 0.0)
+    rounds = cycles / max(full.cycles, 1e-9)
+    compute = max((v for k, v in full.busy.items() if k != "lsu"), default=0.0)
+    dram = full.dram_bytes / (machine.dram_bytes_per_cycle() / based_on["sm_count"])
+    memory = max(full.busy.get("lsu", 0.0), dram)
+    parts = {"compute": compute * rounds / clock, "memory": memory * rounds / clock,
+             "synchronisation": full.barrier_wait / max(based_on["round_blocks"], 1)
+             / max(full.instructions, 1) * rounds / clock, "launch": launch}
+    busiest = max(parts["compute"], parts["memory"])
+    parts["latency"] = max(seconds - launch - busiest, 0.0)
     bottleneck = max(("compute", "memory", "latency", "synchronisation", "launch"),
                      key=lambda k: parts[k])
     return StaticResult(seconds, parts, bottleneck, based_on)

@@ -99,8 +99,14 @@ class MemoryAccesses:
 class TraceBuilder:
     """What the emulator calls while it runs; :meth:`finish` gives the :class:`Trace`."""
 
-    def __init__(self, kernel: str, program, launch) -> None:
+    def __init__(self, kernel: str, program, launch, memory_budget: int | None = None) -> None:
         self.kernel, self.launch, self.program = kernel, launch, program
+        # Record the lanes' addresses only until this many have been recorded; the
+        # instruction streams are always complete. ``memory_cutoff`` is then the first
+        # step whose accesses are missing.
+        self.memory_budget = memory_budget
+        self.recorded = 0
+        self.memory_cutoff: int | None = None
         items = program.items
         self.classes = tuple(InstrClass(i.instr.iclass) if i.kind == "op" else
                              _pseudo_class(i) for i in items)
@@ -129,6 +135,14 @@ class TraceBuilder:
             counts.append(per[warps])
 
     def memory(self, pc: int, sel, address, width: int, chunks, kind: int) -> None:
+        if self.memory_cutoff is not None:
+            return
+        if self.memory_budget is not None:
+            lanes = (sel.stop - sel.start) if isinstance(sel, slice) else len(sel)
+            if self.recorded + lanes > self.memory_budget:
+                self.memory_cutoff = len(self.seg[0]) - 1
+                return
+            self.recorded += lanes
         batch = len(self.batches) - 1
         if isinstance(address, np.ndarray) and address.base is not None:
             address = address.copy()  # a view of a register the kernel may change later
@@ -212,6 +226,8 @@ class Trace:
              for w, c in zip(warps, counts)]) if warps else np.zeros(0, np.int64)
         self._mem = b.mem
         self._bar = b.bar
+        self.memory_cutoff = b.memory_cutoff
+        """First step whose memory accesses were not recorded (None: all were)."""
         self.skipped = dict(b.skips)
         """Per conditional branch pc: warp executions that jumped with every active lane."""
 

@@ -1,0 +1,118 @@
+"""Accuracy of the static predictor against a measured dataset (no GPU needed).
+
+    python benchmarks/static_accuracy.py --device h100 [--kernels a,b] [--per-kernel N]
+        [--jobs 2] [--out results.parquet] [--calibration h100-sxm]
+
+Predicts every ``ok`` row of ``data/<device>/times`` at the whole GPU (experiment
+``times``), from the kernel's source, the launch, the device spec and a calibration
+only, and prints per kernel the mean absolute percentage error and the Spearman rank
+correlation of predicted and measured time across launch configurations; the last line
+is ``static MAPE: <X>% spearman: <Y>`` (mean APE over rows, median of per-kernel
+Spearman). ``--calibration h100-sxm`` predicts the H200 from the H100's calibration
+adapted to the H200 spec. ``--per-kernel N`` keeps N evenly spaced configurations
+per kernel (a quick look; the figure to report uses all rows).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+
+def _rows(device: str, kernels: list[str] | None, per_kernel: int | None) -> pd.DataFrame:
+    from kerncast.data import Dataset
+    from kerncast.devices import get_device
+
+    data = Dataset.read(ROOT / "data" / device)
+    t = data.ok_times()
+    t = t[(t["experiment"] == "times") & (t["sm_count"] == get_device(device).compute.sm_count)]
+    if kernels:
+        t = t[t["kernel"].isin(kernels)]
+    if per_kernel:
+        parts = [g.iloc[np.unique(np.linspace(0, len(g) - 1, per_kernel).astype(int))]
+                 for _, g in t.groupby("kernel")]
+        t = pd.concat(parts)
+    return t.reset_index(drop=True)
+
+
+def _predict_group(args) -> list[dict]:
+    rows, calibration = args
+    from kerncast.models._rows import corpus_launch
+    from kerncast.sim import machine_for, predict_launch
+
+    out = []
+    machine = None
+    for row in rows:
+        started = time.perf_counter()
+        try:
+            if machine is None:
+                machine = machine_for(row["device"], calibration)
+            kernel, config = corpus_launch(row)
+            res = predict_launch(kernel, config, row["device"], language=row["language"],
+                                 machine=machine)
+            out.append({**row, "predicted_s": res.seconds, "bottleneck": res.bottleneck,
+                        "seconds": time.perf_counter() - started, "error": ""})
+        except Exception as exc:  # noqa: BLE001 (a kernel the predictor fails on is a result)
+            out.append({**row, "predicted_s": np.nan, "bottleneck": "",
+                        "seconds": time.perf_counter() - started,
+                        "error": f"{type(exc).__name__}: {exc}"[:200]})
+    return out
+
+
+def _spearman(group: pd.DataFrame) -> float:
+    from scipy.stats import spearmanr
+
+    ok = group.dropna(subset=["predicted_s"])
+    if len(ok) < 3 or ok["time_median_s"].nunique() < 2:
+        return np.nan
+    if ok["predicted_s"].nunique() < 2:
+        return 0.0
+    return float(spearmanr(ok["predicted_s"], ok["time_median_s"]).statistic)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--device", default="h100")
+    ap.add_argument("--kernels", default="")
+    ap.add_argument("--per-kernel", type=int, default=0)
+    ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
+    ap.add_argument("--calibration", default=None)
+    ap.add_argument("--out", default="")
+    args = ap.parse_args()
+    rows = _rows(args.device, [k for k in args.kernels.split(",") if k], args.per_kernel)
+    groups = [(g.to_dict("records"), args.calibration) for _, g in rows.groupby("kernel")]
+    groups.sort(key=lambda g: -len(g[0]))
+    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+        results = [r for part in pool.map(_predict_group, groups) for r in part]
+    res = pd.DataFrame(results)
+    res["ape"] = 100 * (res["predicted_s"] - res["time_median_s"]).abs() / res["time_median_s"]
+    if args.out:
+        res.to_parquet(args.out, index=False)
+    table = res.groupby("kernel").apply(lambda g: pd.Series({
+        "rows": len(g), "failed": int(g["predicted_s"].isna().sum()),
+        "mape": g["ape"].mean(), "spearman": _spearman(g),
+        "s_per_pred": g["seconds"].median()}), include_groups=False)
+    pd.set_option("display.width", 160)
+    print(table.round(3).to_string())
+    failed = res[res["predicted_s"].isna()]
+    for _, r in failed.drop_duplicates("kernel").iterrows():
+        print(f"failed: {r['kernel']} {r['config']}: {r['error']}")
+    mape = res["ape"].mean()
+    print(f"rows {len(res)}, predicted {res['predicted_s'].notna().sum()}, kernels {res['kernel'].nunique()}, "
+          f"within 25%: {100 * (res['ape'] <= 25).mean():.1f}%, "
+          f"median s/prediction {res['seconds'].median():.2f}")
+    print(f"static MAPE: {mape:.1f}% spearman: {table['spearman'].median():.2f}")
+
+
+if __name__ == "__main__":
+    main()

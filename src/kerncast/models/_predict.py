@@ -1,0 +1,135 @@
+"""``kerncast.predict``: one prediction for one kernel launch, from the model the user picks.
+
+The static model needs only the source, the launch and the device spec (and its
+calibration, or the nearest calibrated one adapted to the spec). The sampling models
+need sampled runs: in *live* mode they run the samples themselves through a
+measurement backend (CuPy on an NVIDIA GPU, or PoCL on this CPU, the seed's "other
+vendor"), then predict; a grid too small to sample is measured directly, and the
+prediction says so.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+
+from kerncast._errors import InputError
+from kerncast.corpus import CorpusKernel, LaunchConfig, get_kernel
+from kerncast.data import Dataset
+from kerncast.models._base import Prediction
+from kerncast.models.registry import get_predictor
+
+__all__ = ["LIVE_MODELS", "predict", "resolve_kernel", "sweep"]
+
+LIVE_MODELS = ("sampling", "seed-linear")
+
+
+def resolve_kernel(name: str | CorpusKernel) -> CorpusKernel:
+    """``corpus:NAME``, ``NAME``, or ``DIR:NAME`` for an application directory of one's own
+    (a directory with a ``spec.toml`` in the corpus format)."""
+    if isinstance(name, CorpusKernel):
+        return name
+    text = str(name)
+    if ":" in text and not text.startswith("corpus:"):
+        directory, kernel = text.rsplit(":", 1)
+        path = Path(directory)
+        if (path / "spec.toml").exists():
+            from kerncast.corpus._spec import load_application  # noqa: PLC0415
+
+            app = load_application(path)
+            for k in app.kernels:
+                if k.name == kernel:
+                    return k
+            names = ", ".join(k.name for k in app.kernels)
+            raise InputError(f"{path}/spec.toml has no kernel {kernel!r}; it has {names}")
+    return get_kernel(text)
+
+
+def _row(kernel: CorpusKernel, config: LaunchConfig, device: str, language: str,
+         sm_count: int | None) -> dict:
+    from kerncast.devices import get_device  # noqa: PLC0415
+
+    dev = get_device(device)
+    return {"kernel": kernel.name, "language": language, "size": config.size,
+            "config": config.label(), "tunables": json.dumps(config.tunables, sort_keys=True),
+            "device": dev.key, "sm_count": sm_count or dev.compute.sm_count,
+            "blocks": config.blocks, "threads_per_block": config.threads_per_block,
+            "status": "ok"}
+
+
+def _static(kernel, config, device, language, sm_count) -> Prediction:
+    from kerncast.sim import predict_launch  # noqa: PLC0415
+
+    res = predict_launch(kernel, config, device, language=language, sm_count=sm_count)
+    return Prediction(res.seconds, "static", breakdown=res.breakdown, bottleneck=res.bottleneck,
+                      based_on=res.based_on)
+
+
+def _live(model: str, kernel, config, device, language, backend: str) -> Prediction:
+    from kerncast.measure._factory import make_backend  # noqa: PLC0415
+    from kerncast.measure._samples import measure_samples  # noqa: PLC0415
+
+    be = make_backend(backend, device=device)
+    rows = measure_samples(be, kernel, config)
+    bad = [r for r in rows if r.get("status") != "ok"]
+    if bad:
+        raise InputError(f"sampled runs of {kernel.name} failed ({bad[0]['status']}): "
+                         f"{bad[0].get('error', '')}")
+    row = {**_row(kernel, config, be.device_key if ":" not in be.device_key else device,
+                  be.language, be.sm_count), "device": be.device_key}
+    data = Dataset(times=pd.DataFrame([row]), samples=pd.DataFrame(rows))
+    predictor = get_predictor(model).fit(data)
+    prediction = predictor.explain(data)[0]
+    prediction.based_on["backend"] = be.name
+    prediction.based_on["sampled_runs"] = len(rows)
+    return prediction
+
+
+def predict(kernel: str | CorpusKernel, *, device: str = "h100", size: str = "large",
+            tunables: dict[str, int] | None = None, model: str = "static",
+            language: str = "cuda", sm_count: int | None = None,
+            backend: str = "cupy") -> Prediction:
+    """Predict the time of one launch of a corpus kernel (or a kernel with a spec).
+
+    Parameters
+    ----------
+    kernel
+        ``corpus:NAME``, a corpus kernel's name, or ``DIR:NAME`` (own spec directory).
+    device, size, tunables, language, sm_count
+        The launch and where it runs.
+    model
+        ``static`` (no GPU needed), or ``sampling`` / ``seed-linear`` in live mode
+        (runs sampled launches on ``backend``: ``cupy`` or ``pocl``).
+    """
+    k = resolve_kernel(kernel)
+    config = k.launch(size, tunables)
+    if model == "static":
+        return _static(k, config, device, language, sm_count)
+    if model in LIVE_MODELS:
+        return _live(model, k, config, device, language, backend)
+    raise InputError(f"kerncast predict runs the models static, sampling and seed-linear; "
+                     f"{model!r} is scored on datasets with 'kerncast evaluate'")
+
+
+def sweep(kernel: str | CorpusKernel, *, device: str = "h100", size: str = "large",
+          language: str = "cuda", sm_count: int | None = None, progress=None) -> list[dict]:
+    """Static predictions over a kernel's whole launch space, fastest first."""
+    k = resolve_kernel(kernel)
+    configs = k.launches(size)
+    out = []
+    for i, config in enumerate(configs):
+        try:
+            p = _static(k, config, device, language, sm_count)
+            out.append({"config": config.label(), "tunables": config.tunables,
+                        "grid": list(config.grid), "block": list(config.block),
+                        "seconds": p.seconds, "bottleneck": p.bottleneck, "error": ""})
+        except InputError as exc:
+            out.append({"config": config.label(), "tunables": config.tunables,
+                        "grid": list(config.grid), "block": list(config.block),
+                        "seconds": math.inf, "bottleneck": "", "error": str(exc)})
+        if progress:
+            progress(i + 1, len(configs))
+    return sorted(out, key=lambda r: r["seconds"])

@@ -1,0 +1,220 @@
+"""How global addresses move from block to block, and how many blocks of a wave share them.
+
+One SM's round shows only its own blocks' addresses, but the L2 serves every SM: data
+that many blocks read (a matrix row every block of a grid row multiplies with, the
+bodies every n-body tile reads) is fetched from DRAM once and then hit in the L2 by
+the others. For every global memory instruction *instance* (the ``k``-th execution
+of pc ``p`` by warp ``w`` of a block, keyed ``(w, p, k)``):
+
+* the predictor emulates *probe* blocks one step along each grid dimension from block
+  0; an instance whose lanes access the same pattern shifted by ``dx, dy, dz`` bytes
+  in the probes is *affine in the block index*; the round's other emulated blocks
+  check ``a(b) = a(0) + bx*dx + by*dy + bz*dz`` (a contradiction makes it private);
+* over the blocks of a wave (the first ``Psat x N_SM`` blocks) the distinct shifts of
+  an affine instance, in 32-byte sectors, are the distinct fetches the L2 sees; the
+  share of block-instances that go to DRAM is ``distinct / blocks``. If the wave's
+  footprint fits in the L2, data shared with later waves stays there too and the
+  count runs over the whole grid;
+* instances that are not affine count as private: every block fetches its own;
+* :meth:`Sharing.shift` gives the sector shift of an instance in another block, so
+  that a round can stand for several blocks with one traced block (replicas).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kerncast.trace import SPACES
+
+__all__ = ["Sharing", "block_coords", "instance_table", "probe_blocks", "wave_sharing"]
+
+_GLOBAL = SPACES.index("global")
+_MULT = (np.arange(32, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)) | np.uint64(1)
+_PRIVATE = 1 << 46  # sector offset that keeps a replica's private data apart
+# Share of the L2 that holds reusable data (the rest churns with streaming data): a
+# global constant of the memory model, evaluated with cross-validation by kernel.
+L2_USABLE = 0.8
+
+
+def _key(wib, pc, occ):
+    return (np.asarray(wib, np.int64) << 44) | (np.asarray(pc, np.int64) << 24) | \
+        np.asarray(occ, np.int64)
+
+
+@dataclass(frozen=True)
+class Sharing:
+    """DRAM share and block-to-block shift of every global instance of block 0."""
+
+    keys: np.ndarray          # sorted instance keys
+    fractions: np.ndarray     # DRAM share per key
+    shifts: np.ndarray        # [n, 3] byte shift per grid dimension (0 where not affine)
+    affine_mask: np.ndarray   # bool per key
+    grid: tuple[int, ...]
+    wave_footprint_bytes: float
+    scope: str                # "wave" or "grid": how far shared data stays in L2
+    _lookup: dict = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def affine(self) -> int:
+        return int(self.affine_mask.sum())
+
+    @property
+    def instances(self) -> int:
+        return len(self.keys)
+
+    def _row(self, key: tuple[int, int, int]) -> int:
+        if not self._lookup and len(self.keys):
+            self._lookup.update(zip(self.keys.tolist(), range(len(self.keys))))
+        return self._lookup.get(int(_key(*key)), -1)
+
+    def fraction(self, key: tuple[int, int, int]) -> float:
+        row = self._row(key)
+        return float(self.fractions[row]) if row >= 0 else 1.0
+
+    def shift(self, key: tuple[int, int, int], block: int) -> int:
+        """Sectors to add to block 0's sectors of this instance to get ``block``'s."""
+        row = self._row(key)
+        if row < 0 or not self.affine_mask[row]:
+            return _PRIVATE * block
+        coords = block_coords(np.array([block]), self.grid)[0]
+        return int(coords @ self.shifts[row]) >> 5
+
+
+def block_coords(blocks: np.ndarray, grid: tuple[int, ...]) -> np.ndarray:
+    """``[n, 3]`` coordinates of linear block indices (x fastest)."""
+    gx, gy, _ = (list(grid) + [1, 1, 1])[:3]
+    blocks = np.asarray(blocks, np.int64)
+    return np.stack([blocks % gx, (blocks // gx) % gy, blocks // (gx * gy)], axis=1)
+
+
+def probe_blocks(grid: tuple[int, ...]) -> list[int]:
+    """Block 0's neighbours along each grid dimension that has more than one block."""
+    gx, gy, gz = (list(grid) + [1, 1, 1])[:3]
+    return [b for b, n in ((1, gx), (gx, gy), (gx * gy, gz)) if n > 1]
+
+
+def instance_table(acc, wpb: int) -> dict[str, np.ndarray]:
+    """Per global request: block, instance key, first-lane address, lane mask, pattern."""
+    keep = acc.space == _GLOBAL
+    req, warp, pc = acc.request[keep], acc.warp[keep], acc.pc[keep]
+    if not len(req):
+        return {}
+    lane, addr = acc.lane[keep].astype(np.int64), acc.address[keep].astype(np.uint64)
+    order = np.argsort(req, kind="stable")
+    req, warp, pc, lane, addr = req[order], warp[order], pc[order], lane[order], addr[order]
+    starts = np.flatnonzero(np.r_[True, req[1:] != req[:-1]])
+    base = np.minimum.reduceat(addr, starts)
+    rel = addr - np.repeat(base, np.diff(np.r_[starts, len(req)]))
+    pattern = np.add.reduceat(rel * _MULT[lane], starts)
+    mask = np.bitwise_or.reduceat(np.left_shift(np.int64(1), lane), starts)
+    sector = (addr >> np.uint64(5)).astype(np.int64)
+    # lanes are in lane order within a request, so equal sectors need not be adjacent;
+    # count distinct sectors by sorting within each request
+    order2 = np.lexsort((sector, req))
+    s2, r2 = sector[order2], req[order2]
+    distinct = np.r_[True, (r2[1:] != r2[:-1]) | (s2[1:] != s2[:-1])]
+    sectors = np.add.reduceat(distinct.astype(np.int64),
+                              np.flatnonzero(np.r_[True, r2[1:] != r2[:-1]]))
+    w, p = warp[starts], pc[starts]
+    group = w * (1 << 24) + p
+    ranking = np.lexsort((req[starts], group))
+    sorted_group = group[ranking]
+    first = np.r_[True, sorted_group[1:] != sorted_group[:-1]]
+    begin = np.maximum.accumulate(np.where(first, np.arange(len(w)), 0))
+    occ = np.empty(len(w), np.int64)
+    occ[ranking] = np.arange(len(w)) - begin
+    return {"block": w // wpb, "key": _key(w % wpb, p, occ), "base": base.astype(np.int64),
+            "mask": mask, "pattern": pattern, "sectors": sectors}
+
+
+def _of_block(inst: dict, block: int) -> dict[str, np.ndarray]:
+    pick = inst["block"] == block
+    order = np.argsort(inst["key"][pick])
+    return {name: inst[name][pick][order]
+            for name in ("key", "base", "mask", "pattern", "sectors")}
+
+
+def _match(base: dict, other: dict) -> tuple[np.ndarray, np.ndarray]:
+    """For each base key: does ``other`` have it with the same lanes and pattern, and the
+    address shift."""
+    pos = np.searchsorted(other["key"], base["key"])
+    pos = np.minimum(pos, max(len(other["key"]) - 1, 0))
+    if not len(other["key"]):
+        return np.zeros(len(base["key"]), bool), np.zeros(len(base["key"]), np.int64)
+    same = (other["key"][pos] == base["key"]) & (other["mask"][pos] == base["mask"]) & \
+        (other["pattern"][pos] == base["pattern"])
+    return same, other["base"][pos] - base["base"]
+
+
+def _distinct(shifts: np.ndarray, coords: np.ndarray) -> np.ndarray:
+    """Distinct sector offsets over ``coords`` for each row of ``shifts`` (unique rows)."""
+    out = np.zeros(len(shifts), np.int64)
+    for i, row in enumerate(shifts):
+        out[i] = np.unique((coords @ row) >> 5).size
+    return out
+
+
+def _fetches(shifts: np.ndarray, blocks: np.ndarray, coords: np.ndarray, reach: float) -> np.ndarray:
+    """For each row of ``shifts``: the share of ``blocks`` that fetch an instance's data
+    from DRAM: the first block to touch a sector, and every block whose previous toucher
+    of that sector ran more than ``reach`` blocks earlier (the data has left the L2)."""
+    out = np.zeros(len(shifts))
+    for i, row in enumerate(shifts):
+        offset = (coords @ row) >> 5
+        order = np.lexsort((blocks, offset))
+        off, blk = offset[order], blocks[order]
+        first = np.r_[True, off[1:] != off[:-1]]
+        gap = np.r_[0, np.diff(blk)]
+        out[i] = np.count_nonzero(first | (gap > reach)) / len(blocks)
+    return out
+
+
+def wave_sharing(trace, grid: tuple[int, ...], probes: list[int], checks: list[int], *,
+                 wave: int, total_blocks: int, l2_bytes: float) -> Sharing:
+    """DRAM share and shifts of every global instance of block 0 (module docstring).
+
+    ``probes`` are the neighbour blocks along each dimension (as :func:`probe_blocks`
+    returns them, in order x, y, z), ``checks`` other emulated blocks that test the
+    affine claim.
+    """
+    inst = instance_table(trace.memory, trace.warps_per_block)
+    empty = np.zeros(0, np.int64)
+    if not inst:
+        return Sharing(empty, empty.astype(float), np.zeros((0, 3), np.int64), empty.astype(bool),
+                       tuple(grid), 0.0, "wave")
+    base = _of_block(inst, 0)
+    n = len(base["key"])
+    shifts = np.zeros((n, 3), np.int64)
+    affine = np.ones(n, bool)
+    dims = [d for d, count in enumerate((list(grid) + [1, 1, 1])[:3]) if count > 1]
+    for dim, probe in zip(dims, probes):
+        same, delta = _match(base, _of_block(inst, probe))
+        affine &= same
+        shifts[:, dim] = delta
+    for block in checks:
+        if block in (0, *probes):
+            continue
+        other = _of_block(inst, block)
+        same, delta = _match(base, other)
+        coords = block_coords(np.array([block]), grid)[0]
+        predicted = shifts @ coords
+        present = np.isin(base["key"], other["key"])
+        affine &= ~present | (same & (delta == predicted))
+    shifts[~affine] = 0
+    wave_coords = block_coords(np.arange(min(wave, total_blocks)), grid)
+    grid_blocks = np.arange(total_blocks) if total_blocks <= 1 << 20 else \
+        np.arange(1 << 20)  # the first million blocks show the reuse pattern
+    grid_coords = block_coords(grid_blocks, grid)
+    unique, inverse = np.unique(shifts, axis=0, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    wave_u = _distinct(unique, wave_coords)[inverse]
+    footprint = float((base["sectors"] * np.where(affine, wave_u, len(wave_coords))).sum()) * 32.0
+    # the L2 keeps the data of about this many blocks (each block's own footprint)
+    per_block = max(float(base["sectors"].sum()) * 32.0, 32.0)
+    reach = L2_USABLE * l2_bytes / per_block
+    share = _fetches(unique, grid_blocks, grid_coords, reach)[inverse]
+    fractions = np.where(affine, share, 1.0)
+    scope = "grid" if footprint <= L2_USABLE * l2_bytes else "wave"
+    return Sharing(base["key"], fractions, shifts, affine, tuple(grid), footprint, scope)
