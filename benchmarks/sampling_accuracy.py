@@ -1,0 +1,112 @@
+"""Accuracy and cost of the sampling predictors on a measured dataset (no GPU needed).
+
+    python benchmarks/sampling_accuracy.py --device h100
+
+Over the kernels with sampled runs in ``data/<device>`` (whole-GPU rows at their
+largest size), evaluated by kerncast's harness with cross-validation by kernel (the
+SVR never sees the kernel it predicts):
+
+* the mean error of ``seed-linear`` (the seed's model as published: warm-L2 samples
+  at 2 and 3 Psat), ``sampling`` (kerncast's sampler) and ``sampling-svr``;
+* the seed's Table 3: kernels per error class (0-5%, 5-10%, >10%) for each model;
+* the sampling overhead: the time of the sampled runs a model uses over the full run;
+* the seed's Fig. 15: the error of the linear model as its first sampling point moves
+  from 1 to 4 Psat (second point one Psat later), with a warm and a cold L2.
+
+The last line is ``sampling linear: <X>% svr: <Y>% overhead: <Z>%`` where ``linear`` is
+kerncast's ``sampling``. ``--device pocl`` would score a PoCL CPU dataset the same way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+
+def _dataset(device: str):
+    from kerncast.data import Dataset
+
+    path = ROOT / "data" / device
+    if not (path / "samples.parquet").exists():
+        sys.exit(f"{path} has no sampled runs (samples.parquet); measure them with "
+                 f"'kerncast measure corpus --device {device} --experiments samples'")
+    data = Dataset.read(path)
+    times = data.ok_times()
+    times = times[times["experiment"] == "times"]
+    keys = data.samples[["kernel", "config", "size"]].drop_duplicates()
+    times = times.merge(keys, on=["kernel", "config", "size"])
+    from dataclasses import replace
+
+    return replace(data, times=times.reset_index(drop=True))
+
+
+def _errors(result) -> pd.DataFrame:
+    p = result.predictions
+    return p[p["ok"]].groupby(["model", "kernel"])["ape_pct"].mean().unstack(0)
+
+
+def _classes(per_kernel: pd.DataFrame) -> pd.DataFrame:
+    bins = pd.cut(per_kernel.stack(), [-0.1, 5, 10, np.inf], labels=["0-5%", "5-10%", ">10%"])
+    return bins.groupby(level=1).value_counts().unstack(0).fillna(0).astype(int)
+
+
+def _overhead(data, model_name: str) -> float:
+    from kerncast.models import get_predictor
+
+    model = get_predictor(model_name).fit(data)
+    spent = [p.based_on.get("sample_seconds", np.nan) for p in model.explain(data)]
+    full = data.times["time_median_s"].to_numpy()
+    return float(100 * np.nanmean(np.asarray(spent) / full))
+
+
+def _fig15(data) -> pd.DataFrame:
+    from kerncast.models import SeedLinear
+
+    rows = []
+    for l2 in ("warm", "cold"):
+        for first in (1, 2, 3, 4):
+            model = SeedLinear(first_k=first, second_k=first + 1, l2_state=l2).fit(data)
+            pred = model.predict(data)
+            ape = 100 * np.abs(pred - data.times["time_median_s"]) / data.times["time_median_s"]
+            rows.append({"l2": l2, "first_point": f"{first} Psat", "mean_error_pct": np.nanmean(ape),
+                         "kernels": int(np.isfinite(pred).sum())})
+    return pd.DataFrame(rows).pivot(index="first_point", columns="l2", values="mean_error_pct")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--device", default="h100")
+    args = ap.parse_args()
+    from kerncast.evaluate import evaluate
+
+    data = _dataset(args.device)
+    models = ["seed-linear", "sampling", "sampling-svr"]
+    result = evaluate(data, models)
+    per_kernel = _errors(result)
+    pd.set_option("display.width", 160)
+    print(f"{len(data.times)} launches of {data.times['kernel'].nunique()} kernels with sampled runs "
+          f"({args.device})\n")
+    print(per_kernel.round(1).to_string())
+    print("\nmean error (%):")
+    print(per_kernel.mean().round(2).to_string())
+    print("\nkernels per error class (the seed's Table 3):")
+    print(_classes(per_kernel).to_string())
+    overhead = {m: _overhead(data, m) for m in ("seed-linear", "sampling")}
+    print("\nsampling overhead (sampled runs / full run, %):",
+          {k: round(v, 1) for k, v in overhead.items()})
+    print("\nseed-linear error (%) as the first sampling point moves (the seed's Fig. 15):")
+    print(_fig15(data).round(2).to_string())
+    mean = per_kernel.mean()
+    print(f"sampling linear: {mean.get('sampling', np.nan):.1f}% svr: "
+          f"{mean.get('sampling-svr', np.nan):.1f}% overhead: {overhead['sampling']:.1f}%")
+
+
+if __name__ == "__main__":
+    main()

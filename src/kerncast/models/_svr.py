@@ -1,0 +1,203 @@
+"""``sampling-svr``: the sampling seed's machine-learning model (its section 5.2).
+
+An SVR predicts a kernel's *saturated* instruction throughput (issued instructions
+per second of the whole launch) from what the sampled runs show: hardware counters of
+a sampled launch (normalised per instruction, so that they describe the kernel and not
+the sample's size), compiler statistics (registers, shared memory, resident blocks per
+SM, threads per block) and the throughput the linear model implies. The time is then
+
+    t(N) = I(P2) * N / (P2 * IPS),
+
+with ``I(P2)`` the instructions issued by the sample of ``P2`` blocks (the seed's second
+sampling point, 3 * Psat * N_SM) and ``N`` the blocks of the whole launch.
+
+Training rows are the sampled launches of the training kernels (every multiplier k
+with counters), each labelled with its kernel's saturated throughput: issued
+instructions of the whole launch (Nsight Compute) over its measured time. Features are
+standardised; C, gamma and epsilon come from an inner cross-validation grouped by
+kernel. The target is learned in log space.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from kerncast.data import Dataset
+from kerncast.models._base import Prediction, Predictor
+from kerncast.models._sampling import JOIN, sample_groups
+from kerncast.models.registry import register
+
+__all__ = ["SamplingSVR", "svr_features"]
+
+ISSUED = "smsp__inst_issued.sum"
+EXECUTED = "smsp__inst_executed.sum"
+DURATION = "gpu__time_duration.sum"
+PER_INSTRUCTION = (
+    "smsp__inst_executed_op_branch.sum", "smsp__sass_branch_targets_threads_divergent.sum",
+    "l1tex__t_sectors.sum", "l1tex__t_requests.sum", "lts__t_sectors.sum",
+    "dram__bytes_read.sum", "dram__bytes_write.sum",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+    "smsp__inst_executed_op_shared_ld.sum", "smsp__inst_executed_op_shared_st.sum",
+    "smsp__inst_executed_op_global_ld.sum", "smsp__inst_executed_op_global_st.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum",
+    "smsp__inst_executed_pipe_fp64.sum", "smsp__inst_executed_pipe_xu.sum",
+)
+RATIOS = ("l1tex__t_sector_hit_rate.pct", "lts__t_sector_hit_rate.pct",
+          "sm__warps_active.avg.pct_of_peak_sustained_active",
+          "smsp__thread_inst_executed_per_inst_executed.ratio")
+FIRST_K, SECOND_K = 2, 3
+
+
+def _counter_rows(dataset: Dataset) -> pd.DataFrame:
+    c = dataset.counters
+    if c is None or not len(c) or "sample_k" not in c.columns:
+        return pd.DataFrame()
+    c = c[(c["status"] == "ok") & c[ISSUED].notna()]
+    return c
+
+
+def svr_features(sample: pd.Series, linear_ips: float) -> dict[str, float]:
+    """The feature vector of one sampled launch (Table 1 of the seed, per instruction)."""
+    issued = max(float(sample[ISSUED]), 1.0)
+    out = {f"{name}/inst": float(sample.get(name, 0.0) or 0.0) / issued for name in PER_INSTRUCTION}
+    out.update({name: float(sample.get(name, 0.0) or 0.0) for name in RATIOS})
+    out["replay"] = (issued - float(sample.get(EXECUTED, issued) or issued)) / issued
+    out["log_ips_sample"] = np.log(issued / max(float(sample[DURATION]), 1e-9))
+    out["log_ips_linear"] = np.log(max(linear_ips, 1.0))
+    out["registers"] = float(sample.get("registers", 0) or 0)
+    out["shared"] = float(sample.get("static_shared", 0) or 0)
+    out["psat"] = float(sample.get("psat", 0) or 0)
+    out["threads"] = float(sample.get("threads_per_block", 0) or 0)
+    out["log_blocks"] = np.log(max(float(sample.get("blocks_launched", 1) or 1), 1.0))
+    return out
+
+
+def _linear_ips(samples: pd.DataFrame, counters: pd.DataFrame, blocks: int) -> float:
+    """The linear model's throughput: its predicted full time from samples k=2 and 3 and
+    the full launch's instructions extrapolated from the second sample."""
+    pick = {k: samples[samples["k"] == k] for k in (FIRST_K, SECOND_K)}
+    second = counters[counters["sample_k"] == SECOND_K]
+    if any(not len(p) for p in pick.values()) or not len(second):
+        return float("nan")
+    (b1, t1), (b2, t2) = [(float(p["blocks_launched"].iloc[0]), float(p["time_median_s"].iloc[0]))
+                          for p in pick.values()]
+    if b2 <= b1:
+        return float("nan")
+    t_lin = t1 + (t2 - t1) / (b2 - b1) * (blocks - b1)
+    issued = float(second[ISSUED].iloc[0]) * blocks / float(second["blocks_launched"].iloc[0])
+    return issued / max(t_lin, 1e-9)
+
+
+@register
+class SamplingSVR(Predictor):
+    """Support-vector regression of the saturated IPS from sampled-run counters."""
+
+    name = "sampling-svr"
+    needs = frozenset({"sampled_runs", "counters", "spec"})
+    learned = True
+    description = ("The sampling seed's SVR: counters of sampled launches, compiler statistics "
+                   "and the linear model's IPS predict the saturated IPS")
+    insight = "the throughput the kernel saturates at, and which counters drive it"
+    columns = ("kernel", "language", "size", "config", "device", "sm_count", "blocks")
+
+    def __init__(self, *, l2_state: str = "warm", cv: int = 4, seed: int = 0):
+        self.l2_state = l2_state
+        self.cv = cv
+        self.seed = seed
+
+    # -- assembling rows ----------------------------------------------------------------
+    def _groups(self, dataset: Dataset) -> dict[tuple, tuple[pd.DataFrame, pd.DataFrame]]:
+        samples = sample_groups(dataset, self.l2_state)
+        counters = _counter_rows(dataset)
+        if not len(counters):
+            return {}
+        cols = [c for c in JOIN if c in counters.columns]
+        out = {}
+        for key, group in counters.groupby(cols, sort=False):
+            if key in samples:
+                out[key] = (samples[key], group)
+        return out
+
+    def _rows(self, dataset: Dataset, with_target: bool) -> pd.DataFrame:
+        groups = self._groups(dataset)
+        cols = [c for c in JOIN if c in dataset.times.columns]
+        records = []
+        for index, row in dataset.times.reset_index(drop=True).iterrows():
+            key = tuple(row[c] for c in cols)
+            if key not in groups:
+                continue
+            samples, counters = groups[key]
+            blocks = int(row["blocks"])
+            ips_lin = _linear_ips(samples, counters, blocks)
+            full = counters[counters["sample_k"] == 0]
+            target = np.nan
+            if with_target and len(full) and row.get("time_median_s", np.nan) == row.get("time_median_s", np.nan):
+                target = float(full[ISSUED].iloc[0]) / float(row["time_median_s"])
+            for _, sample in counters[counters["sample_k"] > 0].iterrows():
+                if not np.isfinite(ips_lin):
+                    continue
+                records.append({"row": index, "kernel": row["kernel"], "k": int(sample["sample_k"]),
+                                "target": target, "issued": float(sample[ISSUED]),
+                                "sample_blocks": float(sample["blocks_launched"]),
+                                "blocks": blocks, **svr_features(sample, ips_lin)})
+        return pd.DataFrame(records)
+
+    # -- fit and predict ----------------------------------------------------------------
+    def _fit(self, dataset: Dataset) -> None:
+        from sklearn.model_selection import GridSearchCV, GroupKFold  # noqa: PLC0415
+        from sklearn.pipeline import make_pipeline  # noqa: PLC0415
+        from sklearn.preprocessing import StandardScaler  # noqa: PLC0415
+        from sklearn.svm import SVR  # noqa: PLC0415
+
+        rows = self._rows(dataset, with_target=True)
+        rows = rows[np.isfinite(rows["target"])] if len(rows) else rows
+        self.features_ = [c for c in rows.columns if c not in
+                          ("row", "kernel", "k", "target", "issued", "sample_blocks", "blocks")]
+        self.trained_kernels_ = sorted(rows["kernel"].unique()) if len(rows) else []
+        if len(self.trained_kernels_) < 2:
+            self.model_ = None
+            return
+        pipe = make_pipeline(StandardScaler(), SVR())
+        grid = {"svr__C": [1.0, 10.0, 100.0], "svr__gamma": ["scale", 0.01, 0.1],
+                "svr__epsilon": [0.01, 0.05, 0.1]}
+        folds = GroupKFold(n_splits=min(self.cv, len(self.trained_kernels_)))
+        search = GridSearchCV(pipe, grid, cv=folds, scoring="neg_mean_absolute_error")
+        search.fit(rows[self.features_].to_numpy(float), np.log(rows["target"].to_numpy(float)),
+                   groups=rows["kernel"].to_numpy())
+        self.model_ = search.best_estimator_
+        self.best_params_ = {k: (v if isinstance(v, str) else float(v))
+                             for k, v in search.best_params_.items()}
+
+    def _estimates(self, dataset: Dataset) -> dict[int, tuple[float, dict]]:
+        if self.model_ is None:
+            return {}
+        rows = self._rows(dataset, with_target=False)
+        if not len(rows):
+            return {}
+        second = rows[rows["k"] == SECOND_K]
+        if not len(second):
+            return {}
+        ips = np.exp(self.model_.predict(second[self.features_].to_numpy(float)))
+        out = {}
+        for (_, r), est in zip(second.iterrows(), ips):
+            seconds = r["issued"] * r["blocks"] / (r["sample_blocks"] * est)
+            out[int(r["row"])] = (float(seconds), {"ips_estimate": float(est),
+                                                   "issued_at_p2": float(r["issued"]),
+                                                   "p2_blocks": float(r["sample_blocks"])})
+        return out
+
+    def _predict(self, dataset: Dataset) -> np.ndarray:
+        est = self._estimates(dataset)
+        return np.array([est.get(i, (np.nan, {}))[0] for i in range(len(dataset.times))])
+
+    def explain(self, dataset: Dataset) -> list[Prediction]:
+        self._check_fitted()
+        est = self._estimates(dataset)
+        out = []
+        for i in range(len(dataset.times)):
+            seconds, info = est.get(i, (np.nan, {"error": "no counters of sampled launches"}))
+            out.append(Prediction(seconds, self.name, based_on={
+                **info, "trained_on": len(getattr(self, "trained_kernels_", []))}))
+        return out
