@@ -105,7 +105,9 @@ def emulate(kernel, launch, args, blocks="all", *, entry: str | None = None,
             step_budget: int = DEFAULT_STEP_BUDGET, trace: bool = True,
             batch_threads: int = DEFAULT_BATCH_THREADS, device=None,
             registers: int | None = None, shared_bytes: int | None = None,
-            labels=None, memory_budget: int | None = None) -> EmulationResult:
+            labels=None, memory_budget: int | None = None,
+            inplace: bool = False, stop_when_traced: bool = False,
+            exact: bool = True) -> EmulationResult:
     """Run a kernel's PTX on the CPU with real arguments.
 
     Parameters
@@ -136,6 +138,15 @@ def emulate(kernel, launch, args, blocks="all", *, entry: str | None = None,
     memory_budget
         Record at most this many lane accesses in the trace (the instruction streams
         are always complete; ``trace.memory_cutoff`` says where the accesses stop).
+    inplace
+        Let the kernel write into the caller's (writable, contiguous) arrays instead of
+        copies: for arguments the caller does not need afterwards.
+    stop_when_traced
+        Stop as soon as ``memory_budget`` accesses are recorded (the outputs and the
+        instruction streams are then partial): to see a block's first addresses only.
+    exact
+        Round float64 fused multiply-adds exactly (off: ``a * b + c``, faster, for runs
+        whose values do not matter, such as timing traces of data-independent kernels).
 
     Returns
     -------
@@ -171,8 +182,15 @@ def emulate(kernel, launch, args, blocks="all", *, entry: str | None = None,
     num_sms = _sm_count(device)
     machine = Machine(program, the_launch, args, batch_blocks=per_batch,
                       step_budget=int(step_budget), recorder=recorder, labels=labels,
-                      num_sms=num_sms)
-    machine.run(chosen)
+                      num_sms=num_sms, inplace=inplace,
+                      stop_when_traced=stop_when_traced and memory_budget is not None)
+    from kerncast.emu._fround import EXACTNESS  # noqa: PLC0415
+
+    EXACTNESS.exact, previous = exact, EXACTNESS.exact
+    try:
+        machine.run(chosen)
+    finally:
+        EXACTNESS.exact = previous
     result_trace = recorder.finish(machine.steps, machine.thread_steps) if recorder else None
     return EmulationResult(func.name, the_launch, chosen, machine.steps, machine.thread_steps,
                            len(machine.blocks_run), time.perf_counter() - began, result_trace,

@@ -31,14 +31,18 @@ class Machine:
     """Everything one launch needs to run (see the module doc)."""
 
     def __init__(self, program: Program, launch: Launch, args, *, batch_blocks: int,
-                 step_budget: int, recorder=None, labels=None, num_sms: int = 132) -> None:
+                 step_budget: int, recorder=None, labels=None, num_sms: int = 132,
+                 inplace: bool = False, stop_when_traced: bool = False) -> None:
         if program.module is not None and program.module.address_size != 64:
             raise UnsupportedInstruction("only 64-bit PTX (.address_size 64) can be emulated")
         self.program, self.launch = program, launch
         self.step_budget = step_budget
         self.steps = self.thread_steps = 0
         self.num_sms = num_sms
-        self.gmem = GlobalMemory()
+        self.gmem = GlobalMemory(inplace)
+        self.recorder = recorder
+        self.stop_when_traced = stop_when_traced and recorder is not None
+        self.truncated = False
         self.kparam_bytes, self.buffers = bind_arguments(program.kernel, args, self.gmem,
                                                          labels)
         self.layout = layout = Layout(program, self.gmem, launch.dynamic_shared)
@@ -190,6 +194,8 @@ class Machine:
                     self.scheduler.run()
                 except Fault as fault:
                     raise self._memory_fault(fault) from None
+                if self.truncated:
+                    return
 
     # -- barriers ------------------------------------------------------------------
 

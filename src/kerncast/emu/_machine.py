@@ -158,6 +158,9 @@ class Scheduler:
             if record is not None:
                 record(pc, seg.end, warps, lanes)
             self._finish(seg, warps, lanes)
+            if m.stop_when_traced and m.recorder.memory_cutoff is not None:
+                m.truncated = True
+                return
 
     def _lanes(self, warps: np.ndarray, at: np.ndarray) -> Lanes:
         w0, w1 = int(warps[0]), int(warps[-1]) + 1

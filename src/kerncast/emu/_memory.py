@@ -60,11 +60,14 @@ class Store:
         return cls(np.zeros(_padded(nbytes), np.uint8), True)
 
     @classmethod
-    def wrap(cls, array: np.ndarray) -> Store:
-        """Bytes of a caller's array, shared (read-only) while they fit the padding rule."""
+    def wrap(cls, array: np.ndarray, inplace: bool = False) -> Store:
+        """Bytes of a caller's array, shared (read-only) while they fit the padding rule;
+        with ``inplace`` the kernel writes into the caller's array itself."""
         flat = np.ascontiguousarray(array).reshape(-1)
         raw = flat.view(np.uint8)
         if raw.size % 16 == 0 and raw.size:
+            if inplace and flat.flags.writeable and np.shares_memory(flat, array):
+                return cls(raw, True)
             view = raw[:]
             view.flags.writeable = False
             return cls(view, False)
@@ -132,15 +135,16 @@ def check_aligned(offsets: np.ndarray, width: int, sel, base: int, space: str) -
 class GlobalMemory:
     """All global buffers of a launch, by address."""
 
-    def __init__(self) -> None:
+    def __init__(self, inplace: bool = False) -> None:
         self.regions: list[Region] = []
         self._bases: list[int] = []
         self._next = GLOBAL_BASE
+        self.inplace = inplace
 
     def add(self, name: str, array: np.ndarray | None = None, nbytes: int = 0) -> Region:
         """Place a buffer (the caller's array, shared until written) or ``nbytes`` of zeros."""
         if array is not None:
-            store = Store.wrap(array)
+            store = Store.wrap(array, self.inplace)
             nbytes, dtype, shape = array.nbytes, array.dtype, array.shape
         else:
             store, dtype, shape = Store.zeros(nbytes), np.uint8, (nbytes,)

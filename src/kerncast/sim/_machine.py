@@ -161,7 +161,9 @@ def _timings(cal: Calibration, schedulers: int, warp: int) -> tuple[dict, dict, 
     for cls, (pipe, key) in _CLASS.items():
         timing = cal.instructions.get(key) or cal.instructions.get("fp32")
         per_scheduler = max(timing.throughput_per_clk_sm / schedulers, 1e-3)
-        issue[cls.value] = max(1.0, warp / per_scheduler)
+        # whole cycles: a pipe accepts a warp every 1, 2, 4, 8... cycles (122.96 fp32
+        # results per clock per SM measured is the 128 of the spec, less the loop overhead)
+        issue[cls.value] = float(max(1, round(warp / per_scheduler)))
         latency[cls.value] = max(1.0, timing.latency_cycles)
         pipe_of[cls.value] = pipe
     return issue, latency, pipe_of

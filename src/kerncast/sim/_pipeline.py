@@ -48,7 +48,8 @@ _ATOMIC, _STORE = KINDS.index("atomic"), KINDS.index("store")
 _CACHED = (SPACES.index("global"), SPACES.index("local"))
 _GLOBAL_SPACE = SPACES.index("global")
 _LSU = PIPES.index("lsu")
-DEFAULT_BUDGET = 400_000
+DEFAULT_BUDGET = 60_000
+_INF = float("inf")
 
 
 @dataclass(frozen=True)
@@ -314,76 +315,94 @@ class _Sim:
         return ready - now + delay, hold
 
     def run(self) -> float:
-        heap = [(0.0, w) for w in range(len(self.streams))]
-        heapq.heapify(heap)
+        """Issue every warp's stream; return the cycle the round ends."""
+        heaps: list[list[tuple[float, int]]] = [[] for _ in self.sched_free]
+        for w in range(len(self.streams)):
+            heaps[self.sched_of[w]].append((0.0, w))
+        for h in heaps:
+            heapq.heapify(h)
+        self._heaps = heaps
         table, pos, streams = self.table, self.pos, self.streams
-        while heap or self.waiting:
-            if not heap:  # only barrier waiters left: the emulator ran them, release
-                for b in list(self.waiting):
-                    self._release(b, heap)
+        sched_free, pipe_free, busy = self.sched_free, self.pipe_free, self.busy
+        order = range(len(heaps))
+        while True:
+            now, s = _INF, -1
+            for k in order:  # the scheduler that can issue first
+                h = heaps[k]
+                if h:
+                    cand = h[0][0] if h[0][0] > sched_free[k] else sched_free[k]
+                    if cand < now:
+                        now, s = cand, k
+            if s < 0:
+                if not self.waiting:
+                    break
+                for b in list(self.waiting):  # the emulator ran these: release
+                    self._release(b)
                 continue
-            t, w = heapq.heappop(heap)
+            t, w = heapq.heappop(heaps[s])
             pcs, steps = streams[w]
             i = pos[w]
             if i >= len(pcs):
-                self._finish(w, t, heap)
+                self._finish(w, t)
                 continue
             pc = pcs[i]
             op = table[pc]
             ready = self.ready[w]
-            deps = max((ready[r] for r in op.srcs), default=0.0)
-            s = self.sched_of[w]
-            start = max(t, deps, self.sched_free[s], self.pipe_free[s][op.pipe])
-            if op.kind == K_MEM:
-                start = max(start, self.lsu_free)
-            if start > t:
-                heapq.heappush(heap, (start, w))
+            start = max(now, pipe_free[s][op.pipe],
+                        max(map(ready.__getitem__, op.srcs)) if op.srcs else 0.0)
+            if op.kind == K_MEM and self.lsu_free > start:
+                start = self.lsu_free
+            if start > now:
+                heapq.heappush(heaps[s], (start, w))
                 continue
-            self.sched_free[s] = t + op.slots
-            self.pipe_free[s][op.pipe] = t + op.issue
-            self.busy[op.pipe] += op.issue
+            sched_free[s] = now + op.slots
+            pipe_free[s][op.pipe] = now + op.issue
+            busy[op.pipe] += op.issue
             pos[w] = i + 1
             if op.kind == K_MEM:
-                latency, hold = self.memory(w, pc, steps[i], t)
-                self.lsu_free = t + hold
-                self.busy[_LSU] += hold - op.issue
+                latency, hold = self.memory(w, pc, steps[i], now)
+                self.lsu_free = now + hold
+                busy[_LSU] += hold - op.issue
                 for r in op.dsts:
-                    ready[r] = t + latency
-                heapq.heappush(heap, (t + 1.0, w))
+                    ready[r] = now + latency
             elif op.kind == K_BAR:
-                self._arrive(w, t + 1.0, heap)
+                self._arrive(w, now + 1.0)
+                continue
             else:
-                done = t + op.latency
+                done = now + op.latency
                 for r in op.dsts:
                     ready[r] = done
-                heapq.heappush(heap, (t + 1.0, w))
+            heapq.heappush(heaps[s], (now + 1.0, w))
         done = max(self.finish) if self.finish else 0.0
         # stores and reductions do not stall warps, but the round ends when the memory
         # system has moved every byte it was given
         return max(done, self.dram.free, self.l2.free, self.lsu_free)
 
-    def _arrive(self, w: int, t: float, heap) -> None:
+    def _push(self, w: int, t: float) -> None:
+        heapq.heappush(self._heaps[self.sched_of[w]], (t, w))
+
+    def _arrive(self, w: int, t: float) -> None:
         b = self.block_of[w]
         arrived = self.waiting.setdefault(b, [])
         arrived.append((w, t))
         if len(arrived) >= self.live[b]:
-            self._release(b, heap)
+            self._release(b)
 
-    def _release(self, b: int, heap) -> None:
+    def _release(self, b: int) -> None:
         arrived = self.waiting.pop(b, [])
         if not arrived:
             return
         go = max(t for _, t in arrived) + self.bar_cost
         for w, t in arrived:
             self.barrier_wait += go - t
-            heapq.heappush(heap, (go, w))
+            self._push(w, go)
 
-    def _finish(self, w: int, t: float, heap) -> None:
+    def _finish(self, w: int, t: float) -> None:
         self.finish[w] = max(t, max(self.ready[w], default=0.0))
         b = self.block_of[w]
         self.live[b] -= 1
         if self.waiting.get(b) and len(self.waiting[b]) >= self.live[b]:
-            self._release(b, heap)
+            self._release(b)
 
 
 def _prefix(streams: list[tuple[np.ndarray, np.ndarray]], budget: int) -> tuple[list, float]:

@@ -202,15 +202,24 @@ def predict_launch(kernel: CorpusKernel, config: LaunchConfig, device: str | Dev
     dependent = data_dependent(program)
     stands, sources = _choose_blocks(blocks, per_sm, n_sm, dependent)
     probes = [b for b in probe_blocks(config.grid) if b < blocks]
-    emulated = sorted(set(sources) | set(probes) | {0})
-    args, inputs = emulation_args(kernel, config, program, seed)
-    result = emulate(module, config, [args[a.name] for a in kernel.spec.args], emulated,
-                     entry=compiled.entry, registers=res.registers,
-                     memory_budget=MEMORY_BUDGET)
+    emulated = sorted(set(sources) | {0})
+    args, inputs = emulation_args(kernel, config, program, seed)  # zeros: ours to write
+    values = [args[a.name] for a in kernel.spec.args]
+    result = emulate(module, config, values, emulated, entry=compiled.entry,
+                     registers=res.registers, memory_budget=MEMORY_BUDGET,
+                     inplace=inputs == "zeros", exact=inputs != "zeros")
     trace = result.trace
+    # the probes only show how addresses move from block to block: their first accesses
+    traces = [trace]
+    if probes:
+        traces.append(emulate(module, config, values, probes, entry=compiled.entry,
+                              registers=res.registers, inplace=inputs == "zeros",
+                              exact=inputs != "zeros",
+                              memory_budget=MEMORY_BUDGET // 2 * len(probes),
+                              stop_when_traced=True).trace)
     table, nregs, orders = _tables(trace.program, machine)
     wave = psat * n_sm
-    sharing = wave_sharing(trace, config.grid, probes, emulated, wave=wave, total_blocks=blocks,
+    sharing = wave_sharing(traces, config.grid, probes, emulated, wave=wave, total_blocks=blocks,
                            l2_bytes=dev.memory.l2_kib * 1024)
     costs = request_costs(trace, sharing=sharing, wpb=trace.warps_per_block)
     rnd = _round_streams(trace, stands, sources, orders)
@@ -237,7 +246,7 @@ def predict_launch(kernel: CorpusKernel, config: LaunchConfig, device: str | Dev
         "sm_count": n_sm, "blocks": blocks, "waves": waves + (1 if rest else 0),
         "round_blocks": per_sm, "round_cycles": full.cycles,
         "round_instructions": full.instructions, "extrapolated": full.scale,
-        "emulated_blocks": len(emulated), "data_dependent": dependent, "inputs": inputs,
+        "emulated_blocks": len(emulated) + len(probes), "data_dependent": dependent, "inputs": inputs,
         "l2_sharing": {"affine_instances": sharing.affine, "instances": sharing.instances,
                        "wave_footprint_bytes": sharing.wave_footprint_bytes,
                        "scope": sharing.scope},

@@ -171,7 +171,7 @@ def _fetches(shifts: np.ndarray, blocks: np.ndarray, coords: np.ndarray, reach: 
     return out
 
 
-def wave_sharing(trace, grid: tuple[int, ...], probes: list[int], checks: list[int], *,
+def wave_sharing(traces, grid: tuple[int, ...], probes: list[int], checks: list[int], *,
                  wave: int, total_blocks: int, l2_bytes: float) -> Sharing:
     """DRAM share and shifts of every global instance of block 0 (module docstring).
 
@@ -179,7 +179,10 @@ def wave_sharing(trace, grid: tuple[int, ...], probes: list[int], checks: list[i
     returns them, in order x, y, z), ``checks`` other emulated blocks that test the
     affine claim.
     """
-    inst = instance_table(trace.memory, trace.warps_per_block)
+    tables = [instance_table(t.memory, t.warps_per_block) for t in
+              (traces if isinstance(traces, (list, tuple)) else [traces])]
+    tables = [t for t in tables if t]
+    inst = {k: np.concatenate([t[k] for t in tables]) for k in tables[0]} if tables else {}
     empty = np.zeros(0, np.int64)
     if not inst:
         return Sharing(empty, empty.astype(float), np.zeros((0, 3), np.int64), empty.astype(bool),
