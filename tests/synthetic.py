@@ -87,10 +87,55 @@ def _sample_rows(times: pd.DataFrame, rng, psat: int = 4) -> list[dict]:
     return rows
 
 
+#: Counters of the synthetic launches: per-instruction rates and ratios (made up).
+_RATES = {"smsp__inst_executed_op_branch.sum": 0.08, "l1tex__t_sectors.sum": 0.5,
+          "l1tex__t_requests.sum": 0.12, "lts__t_sectors.sum": 0.3,
+          "dram__bytes_read.sum": 6.0, "dram__bytes_write.sum": 2.0,
+          "smsp__inst_executed_op_global_ld.sum": 0.1,
+          "smsp__inst_executed_op_global_st.sum": 0.03}
+_RATIOS = {"l1tex__t_sector_hit_rate.pct": 40.0, "lts__t_sector_hit_rate.pct": 70.0,
+           "sm__warps_active.avg.pct_of_peak_sustained_active": 60.0,
+           "smsp__thread_inst_executed_per_inst_executed.ratio": 31.0}
+
+
+def _counter_row(row: pd.Series, k: int, launched: int, seconds: float, rng) -> dict:
+    """Nsight-Compute-like counters of one launch of ``launched`` blocks: instructions in
+    proportion to the blocks, a throughput that depends on the block size."""
+    per_block = 2e3 * row["threads_per_block"] / 32 * (1 + np.log2(max(row["blocks"], 2)) / 8)
+    issued = per_block * launched * rng.uniform(0.99, 1.01)
+    out = {**{c: row[c] for c in row.index if c in _KEEP}, "sample_k": k, "psat": 4,
+           "blocks_launched": launched, "status": "ok",
+           "smsp__inst_issued.sum": issued, "smsp__inst_executed.sum": issued * 0.97,
+           "gpu__time_duration.sum": seconds}
+    out.update({name: rate * issued * rng.uniform(0.9, 1.1) for name, rate in _RATES.items()})
+    out.update({name: value * rng.uniform(0.95, 1.05) for name, value in _RATIOS.items()})
+    return out
+
+
+_KEEP = ("kernel", "language", "size", "config", "device", "sm_count", "grid_x", "grid_y",
+         "grid_z", "block_x", "block_y", "block_z", "blocks", "threads_per_block", "tunables",
+         "params", "registers")
+
+
+def _counters_rows(times: pd.DataFrame, samples: pd.DataFrame, rng) -> list[dict]:
+    """Counters of each full launch (sample_k 0) and of its warm-L2 sampled launches."""
+    rows = []
+    warm = samples[samples["l2_state"] == "warm"].groupby(["kernel", "size", "config", "sm_count"])
+    for _, row in times[times["status"] == "ok"].iterrows():
+        rows.append(_counter_row(row, 0, int(row["blocks"]), row["time_median_s"], rng))
+        key = (row["kernel"], row["size"], row["config"], row["sm_count"])
+        if key not in warm.groups:
+            continue
+        for _, s in warm.get_group(key).iterrows():
+            rows.append(_counter_row(row, int(s["k"]), int(s["blocks_launched"]),
+                                     s["time_median_s"], rng))
+    return rows
+
+
 def synthetic_dataset(kernels=CORPUS_KERNELS + FAKE_KERNELS, sizes=("small", "medium"),
                       sm_counts=(132,), seed: int = 0, failed_rows: bool = True) -> Dataset:
-    """The synthetic dataset (with sampled runs); each kernel gets one failed row when
-    ``failed_rows``."""
+    """The synthetic dataset (with sampled runs and counters); each kernel gets one failed
+    row when ``failed_rows``."""
     rng = np.random.default_rng(seed)
     rows = []
     for name in kernels:
@@ -103,7 +148,8 @@ def synthetic_dataset(kernels=CORPUS_KERNELS + FAKE_KERNELS, sizes=("small", "me
         rows.extend(part)
     times = _complete("times", pd.DataFrame(rows))
     samples = _complete("samples", pd.DataFrame(_sample_rows(times, rng)))
-    return Dataset(times=times, samples=samples, name="synthetic")
+    counters = _complete("counters", pd.DataFrame(_counters_rows(times, samples, rng)))
+    return Dataset(times=times, samples=samples, counters=counters, name="synthetic")
 
 
 _FILL = {"str": PROVENANCE, "json": "{}", "time": "2026-01-01T00:00:00+00:00", "int": 0,

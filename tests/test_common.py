@@ -22,7 +22,7 @@ from tests.synthetic import CORPUS_KERNELS, synthetic_dataset
 
 MODELS = list_predictors()
 #: Needs the synthetic dataset can serve; extend tests/synthetic.py for the others.
-SERVED = {"source", "spec", "sampled_runs"}
+SERVED = {"source", "spec", "sampled_runs", "counters"}
 
 
 @pytest.fixture(scope="module")

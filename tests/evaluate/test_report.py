@@ -50,6 +50,16 @@ def test_cells_read_as_people_expect():
     assert format_value("error", None) == "–"
 
 
+def test_a_model_that_predicted_nothing_still_gets_its_figures(tmp_path):
+    data = synthetic_dataset(kernels=("matmul_tiled", "synthetic_stream"))
+    data = type(data)(times=data.times, samples=data.samples, name="no-counters")
+    result = evaluate(data, "roofline,sampling-svr")
+    svr = result.predictions[result.predictions["model"] == "sampling-svr"]
+    assert not svr["ok"].any()
+    page = write_report(result, tmp_path / "report").read_text()
+    assert 'src="figures/parity_sampling-svr.png"' in page
+
+
 def test_report_directory_that_is_a_file_is_refused(tmp_path):
     from kerncast import InputError
 

@@ -66,6 +66,7 @@ def parity_figure(pred: pd.DataFrame, model: str, path: Path) -> Path:
 
 
 def _limits(values: pd.Series) -> tuple[float, float]:
+    values = pd.to_numeric(values, errors="coerce").astype(float)
     values = values[np.isfinite(values) & (values > 0)]
     if values.empty:
         return 1e-6, 1e-2

@@ -25,7 +25,7 @@ import pandas as pd
 
 from kerncast.data import Dataset
 from kerncast.models._base import Prediction, Predictor
-from kerncast.models._sampling import JOIN, sample_groups
+from kerncast.models._sampling import JOIN, _direct, sample_groups
 from kerncast.models.registry import register
 
 __all__ = ["SamplingSVR", "svr_features"]
@@ -183,18 +183,35 @@ class SamplingSVR(Predictor):
         out = {}
         for (_, r), est in zip(second.iterrows(), ips):
             seconds = r["issued"] * r["blocks"] / (r["sample_blocks"] * est)
-            out[int(r["row"])] = (float(seconds), {"ips_estimate": float(est),
+            out[int(r["row"])] = (float(seconds), {"method": "SVR estimate of the saturated IPS",
+                                                   "ips_estimate": float(est),
                                                    "issued_at_p2": float(r["issued"]),
                                                    "p2_blocks": float(r["sample_blocks"])})
         return out
 
+    def _direct_estimates(self, dataset: Dataset) -> dict[int, tuple[float, dict]]:
+        """Rows whose whole grid ran as one sample: its time is a direct measurement."""
+        groups = sample_groups(dataset, self.l2_state)
+        cols = [c for c in JOIN if c in dataset.times.columns]
+        out = {}
+        for index, row in enumerate(dataset.times.to_dict("records")):
+            group = groups.get(tuple(row[c] for c in cols))
+            fit = None if group is None else _direct(group, int(row["blocks"]))
+            if fit is not None:
+                out[index] = (fit.seconds, {"method": "direct measurement: the grid fits in "
+                                            "one sample, too small to sample"})
+        return out
+
+    def _all_estimates(self, dataset: Dataset) -> dict[int, tuple[float, dict]]:
+        return {**self._estimates(dataset), **self._direct_estimates(dataset)}
+
     def _predict(self, dataset: Dataset) -> np.ndarray:
-        est = self._estimates(dataset)
+        est = self._all_estimates(dataset)
         return np.array([est.get(i, (np.nan, {}))[0] for i in range(len(dataset.times))])
 
     def explain(self, dataset: Dataset) -> list[Prediction]:
         self._check_fitted()
-        est = self._estimates(dataset)
+        est = self._all_estimates(dataset)
         out = []
         for i in range(len(dataset.times)):
             seconds, info = est.get(i, (np.nan, {"error": "no counters of sampled launches"}))
