@@ -7,7 +7,9 @@ largest size), evaluated by kerncast's harness with cross-validation by kernel (
 SVR never sees the kernel it predicts):
 
 * the mean error of ``seed-linear`` (the seed's model as published: warm-L2 samples
-  at 2 and 3 Psat), ``sampling`` (kerncast's sampler) and ``sampling-svr``;
+  at 2 and 3 Psat), ``sampling`` (kerncast's sampler), ``sampling-svr`` (kerncast's
+  default: a residual on ``sampling``) and the SVR as published (``svr-as-published``:
+  log IPS learned directly, the linear model's IPS a feature);
 * the seed's Table 3: kernels per error class (0-5%, 5-10%, >10%) for each model;
 * the sampling overhead: the time of the sampled runs a model uses over the full run;
 * the seed's Fig. 15: the error of the linear model as its first sampling point moves
@@ -66,6 +68,16 @@ def _overhead(data, model_name: str) -> float:
     return float(100 * np.nanmean(np.asarray(spent) / full))
 
 
+def _warnings(data) -> list[str]:
+    """Launches whose ``sampling`` prediction says it may not be trusted."""
+    from kerncast.models import get_predictor
+
+    model = get_predictor("sampling").fit(data)
+    return [f"{row['kernel']} {row['config']}: {p.based_on['warning']}"
+            for row, p in zip(data.times.to_dict("records"), model.explain(data))
+            if p.based_on.get("warning")]
+
+
 def _fig15(data) -> pd.DataFrame:
     from kerncast.models import SeedLinear
 
@@ -85,11 +97,14 @@ def main() -> None:
     ap.add_argument("--device", default="h100")
     args = ap.parse_args()
     from kerncast.evaluate import evaluate
+    from kerncast.models import SamplingSVR
 
     data = _dataset(args.device)
     models = ["seed-linear", "sampling", "sampling-svr"]
     result = evaluate(data, models)
     per_kernel = _errors(result)
+    published = _errors(evaluate(data, [SamplingSVR(base="seed-linear", target="ips")]))
+    per_kernel["svr-as-published"] = published["sampling-svr"]
     pd.set_option("display.width", 160)
     print(f"{len(data.times)} launches of {data.times['kernel'].nunique()} kernels with sampled runs "
           f"({args.device})\n")
@@ -101,6 +116,9 @@ def main() -> None:
     overhead = {m: _overhead(data, m) for m in ("seed-linear", "sampling")}
     print("\nsampling overhead (sampled runs / full run, %):",
           {k: round(v, 1) for k, v in overhead.items()})
+    print("\nflagged by sampling as not to be trusted:")
+    for line in _warnings(data) or ["(none)"]:
+        print("  " + line)
     print("\nseed-linear error (%) as the first sampling point moves (the seed's Fig. 15):")
     print(_fig15(data).round(2).to_string())
     mean = per_kernel.mean()

@@ -71,6 +71,19 @@ def test_uneven_waves_are_flagged():
     assert "warning" in Sampling(budget=1.0, min_seconds=0).fit(data).explain(data)[0].based_on
 
 
+def test_work_held_by_the_first_blocks_is_flagged():
+    wave = 4 * 132
+    # every sample takes 3 ms whatever its size: the first blocks do all the work
+    pts = [(k, k * wave, 3.0e-3 + k * 1e-6, "cold") for k in (1, 2, 3, 4, 5)]
+    pts += [(k, k * wave, 3.0e-3 + k * 1e-6, "warm") for k in (1, 2, 3, 4, 5)]
+    data = _dataset(pts, blocks=30 * wave)
+    for model in (Sampling(budget=1.0), SeedLinear()):
+        info = model.fit(data).explain(data)[0].based_on
+        assert "first blocks hold most of the work" in info["warning"]
+    even = _dataset([(k, k * wave, 4e-6 + 1e-3 * k, "cold") for k in (1, 2, 3)], blocks=30 * wave)
+    assert "warning" not in Sampling(budget=1.0).fit(even).explain(even)[0].based_on
+
+
 def test_tail_wave_is_charged_by_the_busiest_sm():
     x = np.array([264.0, 528.0])
     t = np.array([2e-6, 4e-6])  # 1 µs per 132 blocks, no fixed cost

@@ -8,7 +8,7 @@ app = typer.Typer(
     name="kerncast",
     help=(
         "Predict how fast a GPU kernel runs, how it scales and why.\n\n"
-        "Example: kerncast occupancy --device h100 --block 256 --regs 32 --smem 0"
+        "Example: kerncast predict corpus:matmul_tiled --device h100 --size large"
     ),
     no_args_is_help=True,
     add_completion=False,

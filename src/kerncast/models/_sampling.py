@@ -34,6 +34,9 @@ from kerncast.models.registry import register
 __all__ = ["SampleFit", "Sampling", "SeedLinear", "fit_samples", "sample_groups"]
 
 JOIN = ["kernel", "language", "size", "config", "device", "sm_count"]
+#: A line whose intercept is this share of the prediction, and longer than a launch
+#: floor could explain, says the first blocks hold most of the work.
+FRONT_SHARE, FRONT_FLOOR_S = 0.5, 50e-6
 
 
 def sample_groups(dataset: Dataset, l2_state: str) -> dict[tuple, pd.DataFrame]:
@@ -64,6 +67,7 @@ class SampleFit:
     direct: bool
     uneven: bool
     sample_seconds: float
+    front_loaded: bool = False
 
 
 def _direct(group: pd.DataFrame, blocks: int) -> SampleFit | None:
@@ -96,7 +100,10 @@ def fit_samples(x: np.ndarray, t: np.ndarray, blocks: float, psat: int, n_sm: in
     spread = float(np.sqrt(np.sum((x - x.mean()) ** 2))) or 1.0
     stderr = sigma * float(np.sqrt(1 / len(x) + (effective - x.mean()) ** 2 / spread**2))
     uneven = len(x) > 2 and sigma > 0.05 * float(np.mean(t))
-    return SampleFit(a + b * effective, a, b, len(x), stderr, False, bool(uneven), float(t.sum()))
+    seconds = a + b * effective
+    front = a > FRONT_SHARE * seconds and a > FRONT_FLOOR_S
+    return SampleFit(seconds, a, b, len(x), stderr, False, bool(uneven), float(t.sum()),
+                     bool(front))
 
 
 class _SamplingBase(Predictor):
@@ -129,6 +136,9 @@ class _SamplingBase(Predictor):
         }
         if fit.uneven:
             based_on["warning"] = "waves differ by more than 5%: sampling may not be trusted"
+        elif fit.front_loaded:
+            based_on["warning"] = ("the time hardly grows with the blocks sampled: the first "
+                                   "blocks hold most of the work, so sampling may not be trusted")
         return Prediction(fit.seconds, self.name, breakdown={"launch": max(fit.intercept, 0.0)},
                           bottleneck="unknown", based_on=based_on)
 
@@ -169,7 +179,9 @@ class SeedLinear(_SamplingBase):
             return direct
         slope = (t2 - t1) / (b2 - b1)
         seconds = t1 + slope * (blocks - b1)
-        return SampleFit(seconds, t1 - slope * b1, slope, 2, 0.0, False, False, t1 + t2)
+        intercept = t1 - slope * b1
+        front = intercept > FRONT_SHARE * seconds and intercept > FRONT_FLOOR_S
+        return SampleFit(seconds, intercept, slope, 2, 0.0, False, False, t1 + t2, front)
 
 
 @register

@@ -12,10 +12,19 @@ with ``I(P2)`` the instructions issued by the sample of ``P2`` blocks (the seed'
 sampling point, 3 * Psat * N_SM) and ``N`` the blocks of the whole launch.
 
 Training rows are the sampled launches of the training kernels (every multiplier k
-with counters), each labelled with its kernel's saturated throughput: issued
-instructions of the whole launch (Nsight Compute) over its measured time. Features are
+with counters), each labelled with its kernel's saturated throughput: the instructions
+the formula charges, ``I(P2) * N / P2``, over the launch's measured time. Features are
 standardised; C, gamma and epsilon come from an inner cross-validation grouped by
-kernel. The target is learned in log space.
+kernel.
+
+``target="ips"`` learns log IPS itself, as the seed does (it had 70 training
+kernels). ``target="residual"`` (the default) learns the log ratio of the saturated IPS
+to the base model's IPS: the SVR refines the base prediction instead of replacing it,
+and far from its training kernels (where an RBF kernel falls back to the mean) it
+stays near the base rather than near an average kernel. ``base`` is the linear model
+the IPS feature (and, with ``residual``, the prediction) starts from: ``seed-linear``
+(warm samples at 2 and 3 Psat, as published) or ``sampling`` (kerncast's cold-L2
+multi-point sampler).
 """
 
 from __future__ import annotations
@@ -23,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from kerncast._errors import InputError
 from kerncast.data import Dataset
 from kerncast.models._base import Prediction, Predictor
 from kerncast.models._sampling import JOIN, _direct, sample_groups
@@ -47,7 +57,8 @@ PER_INSTRUCTION = (
 RATIOS = ("l1tex__t_sector_hit_rate.pct", "lts__t_sector_hit_rate.pct",
           "sm__warps_active.avg.pct_of_peak_sustained_active",
           "smsp__thread_inst_executed_per_inst_executed.ratio")
-FIRST_K, SECOND_K = 2, 3
+SECOND_K = 3
+_NOT_FEATURES = ("row", "kernel", "k", "ips", "ips_base", "charged")
 
 
 def _counter_rows(dataset: Dataset) -> pd.DataFrame:
@@ -74,20 +85,21 @@ def svr_features(sample: pd.Series, linear_ips: float) -> dict[str, float]:
     return out
 
 
-def _linear_ips(samples: pd.DataFrame, counters: pd.DataFrame, blocks: int) -> float:
-    """The linear model's throughput: its predicted full time from samples k=2 and 3 and
-    the full launch's instructions extrapolated from the second sample."""
-    pick = {k: samples[samples["k"] == k] for k in (FIRST_K, SECOND_K)}
+def _base_fits(dataset: Dataset, base: str) -> list:
+    """The base linear model's fit for each row of ``dataset.times`` (None where it has
+    no samples)."""
+    from kerncast.models._sampling import Sampling, SeedLinear  # noqa: PLC0415
+
+    model = SeedLinear() if base == "seed-linear" else Sampling()
+    return model._fits(dataset)
+
+
+def _instructions(counters: pd.DataFrame, blocks: int) -> float:
+    """Instructions the formula charges the whole launch: I(P2) * N / P2."""
     second = counters[counters["sample_k"] == SECOND_K]
-    if any(not len(p) for p in pick.values()) or not len(second):
+    if not len(second):
         return float("nan")
-    (b1, t1), (b2, t2) = [(float(p["blocks_launched"].iloc[0]), float(p["time_median_s"].iloc[0]))
-                          for p in pick.values()]
-    if b2 <= b1:
-        return float("nan")
-    t_lin = t1 + (t2 - t1) / (b2 - b1) * (blocks - b1)
-    issued = float(second[ISSUED].iloc[0]) * blocks / float(second["blocks_launched"].iloc[0])
-    return issued / max(t_lin, 1e-9)
+    return float(second[ISSUED].iloc[0]) * blocks / float(second["blocks_launched"].iloc[0])
 
 
 @register
@@ -102,10 +114,20 @@ class SamplingSVR(Predictor):
     insight = "the throughput the kernel saturates at, and which counters drive it"
     columns = ("kernel", "language", "size", "config", "device", "sm_count", "blocks")
 
-    def __init__(self, *, l2_state: str = "warm", cv: int = 4, seed: int = 0):
+    def __init__(self, *, base: str = "sampling", target: str = "residual",
+                 l2_state: str = "warm", cv: int = 4, seed: int = 0):
+        self.base = base
+        self.target = target
         self.l2_state = l2_state
         self.cv = cv
         self.seed = seed
+
+    def _check_params(self) -> None:
+        if self.base not in ("seed-linear", "sampling"):
+            raise InputError(f"sampling-svr: base {self.base!r} is not one of seed-linear, "
+                             "sampling")
+        if self.target not in ("residual", "ips"):
+            raise InputError(f"sampling-svr: target {self.target!r} is not one of residual, ips")
 
     # -- assembling rows ----------------------------------------------------------------
     def _groups(self, dataset: Dataset) -> dict[tuple, tuple[pd.DataFrame, pd.DataFrame]]:
@@ -123,26 +145,34 @@ class SamplingSVR(Predictor):
     def _rows(self, dataset: Dataset, with_target: bool) -> pd.DataFrame:
         groups = self._groups(dataset)
         cols = [c for c in JOIN if c in dataset.times.columns]
+        fits = _base_fits(dataset, self.base) if groups else []
         records = []
-        for index, row in dataset.times.reset_index(drop=True).iterrows():
+        for index, row in enumerate(dataset.times.to_dict("records")):
             key = tuple(row[c] for c in cols)
-            if key not in groups:
+            fit = fits[index] if fits else None
+            if key not in groups or fit is None or fit.direct or not fit.seconds > 0:
                 continue
-            samples, counters = groups[key]
+            _, counters = groups[key]
             blocks = int(row["blocks"])
-            ips_lin = _linear_ips(samples, counters, blocks)
-            full = counters[counters["sample_k"] == 0]
-            target = np.nan
-            if with_target and len(full) and row.get("time_median_s", np.nan) == row.get("time_median_s", np.nan):
-                target = float(full[ISSUED].iloc[0]) / float(row["time_median_s"])
-            for _, sample in counters[counters["sample_k"] > 0].iterrows():
-                if not np.isfinite(ips_lin):
-                    continue
+            charged = _instructions(counters, blocks)
+            if not np.isfinite(charged):
+                continue
+            ips_base = charged / fit.seconds
+            measured = row.get("time_median_s", np.nan) if with_target else np.nan
+            ips = charged / measured if measured == measured and measured > 0 else np.nan
+            for sample in counters[counters["sample_k"] > 0].to_dict("records"):
                 records.append({"row": index, "kernel": row["kernel"], "k": int(sample["sample_k"]),
-                                "target": target, "issued": float(sample[ISSUED]),
-                                "sample_blocks": float(sample["blocks_launched"]),
-                                "blocks": blocks, **svr_features(sample, ips_lin)})
+                                "ips": ips, "ips_base": ips_base, "charged": charged,
+                                **svr_features(pd.Series(sample), ips_base)})
         return pd.DataFrame(records)
+
+    def _label(self, rows: pd.DataFrame) -> np.ndarray:
+        y = np.log(rows["ips"].to_numpy(float))
+        return y - np.log(rows["ips_base"].to_numpy(float)) if self.target == "residual" else y
+
+    def _ips(self, rows: pd.DataFrame, y: np.ndarray) -> np.ndarray:
+        return np.exp(y + np.log(rows["ips_base"].to_numpy(float))
+                      if self.target == "residual" else y)
 
     # -- fit and predict ----------------------------------------------------------------
     def _fit(self, dataset: Dataset) -> None:
@@ -151,10 +181,10 @@ class SamplingSVR(Predictor):
         from sklearn.preprocessing import StandardScaler  # noqa: PLC0415
         from sklearn.svm import SVR  # noqa: PLC0415
 
+        self._check_params()
         rows = self._rows(dataset, with_target=True)
-        rows = rows[np.isfinite(rows["target"])] if len(rows) else rows
-        self.features_ = [c for c in rows.columns if c not in
-                          ("row", "kernel", "k", "target", "issued", "sample_blocks", "blocks")]
+        rows = rows[np.isfinite(rows["ips"])] if len(rows) else rows
+        self.features_ = [c for c in rows.columns if c not in _NOT_FEATURES]
         self.trained_kernels_ = sorted(rows["kernel"].unique()) if len(rows) else []
         if len(self.trained_kernels_) < 2:
             self.model_ = None
@@ -164,7 +194,7 @@ class SamplingSVR(Predictor):
                 "svr__epsilon": [0.01, 0.05, 0.1]}
         folds = GroupKFold(n_splits=min(self.cv, len(self.trained_kernels_)))
         search = GridSearchCV(pipe, grid, cv=folds, scoring="neg_mean_absolute_error")
-        search.fit(rows[self.features_].to_numpy(float), np.log(rows["target"].to_numpy(float)),
+        search.fit(rows[self.features_].to_numpy(float), self._label(rows),
                    groups=rows["kernel"].to_numpy())
         self.model_ = search.best_estimator_
         self.best_params_ = {k: (v if isinstance(v, str) else float(v))
@@ -179,14 +209,13 @@ class SamplingSVR(Predictor):
         second = rows[rows["k"] == SECOND_K]
         if not len(second):
             return {}
-        ips = np.exp(self.model_.predict(second[self.features_].to_numpy(float)))
+        ips = self._ips(second, self.model_.predict(second[self.features_].to_numpy(float)))
         out = {}
-        for (_, r), est in zip(second.iterrows(), ips):
-            seconds = r["issued"] * r["blocks"] / (r["sample_blocks"] * est)
-            out[int(r["row"])] = (float(seconds), {"method": "SVR estimate of the saturated IPS",
-                                                   "ips_estimate": float(est),
-                                                   "issued_at_p2": float(r["issued"]),
-                                                   "p2_blocks": float(r["sample_blocks"])})
+        for r, est in zip(second.to_dict("records"), ips):
+            out[int(r["row"])] = (float(r["charged"] / est), {
+                "method": f"SVR estimate of the saturated IPS ({self.target} on {self.base})",
+                "ips_estimate": float(est), "ips_base": float(r["ips_base"]),
+                "instructions_charged": float(r["charged"])})
         return out
 
     def _direct_estimates(self, dataset: Dataset) -> dict[int, tuple[float, dict]]:
