@@ -18,8 +18,9 @@ Event-driven, as the static-analysis seed's pipeline, extended for Hopper-class 
 * ``bar.sync`` holds a block's warps until all its live warps have arrived, then
   releases them after the calibrated barrier cost.
 
-Long streams are simulated over a prefix of every warp (the same fraction for all)
-and extrapolated by that fraction; the result says so.
+Long streams are simulated over a sample of every warp (the same fraction for all, in
+evenly spaced windows so that density changing along a stream is seen) and
+extrapolated by that fraction; the result says so.
 """
 
 from __future__ import annotations
@@ -240,13 +241,13 @@ class _Sim:
 
     def __init__(self, table, nregs, streams, costs, machine: Machine, active_sms: int,
                  warps_per_block: int, caches: SMCaches, source: list[int] | None = None,
-                 stands_for: list[int] | None = None, sharing=None):
+                 stands_for: list[tuple[int, int]] | None = None, sharing=None):
         self.table, self.costs, self.m = table, costs, machine
         self.caches = caches
         self.source = source or list(range(len(streams)))
-        # the block each warp stands for (a replica of block 0's trace moves its global
-        # addresses by the block-to-block shift of every instance)
-        self.stands_for = stands_for or [0] * len(streams)
+        # (the block each warp stands for, the traced block its stream comes from): a
+        # replica moves its global addresses by the block-to-block shift of every instance
+        self.stands_for = stands_for or [(0, 0)] * len(streams)
         self.sharing = sharing
         self._shifts: dict[tuple, int] = {}
         self.streams = streams
@@ -270,6 +271,13 @@ class _Sim:
         for b in self.block_of:
             self.live[b] = self.live.get(b, 0) + 1
         self.finish = [0.0] * n
+        # issue times at a quarter and three quarters of each warp's stream: its pace
+        # in steady state, past start-up latencies and before the drain
+        self.marks = [(len(p) // 4, (3 * len(p)) // 4) for p, _ in streams]
+        self.marked = [[0.0, 0.0] for _ in streams]
+        # the same for the whole SM: its pace when warps compete for the same pipes
+        total = sum(len(p) for p, _ in streams)
+        self.issued, self.sm_marks, self.sm_marked = 0, (total // 4, (3 * total) // 4), [0.0, 0.0]
         self.barrier_wait = 0.0
         self.bar_cost = machine.barrier_cycles(warps_per_block)
         self.lat = (machine.l1_latency, machine.l2_latency, machine.dram_latency,
@@ -288,12 +296,12 @@ class _Sim:
         if cost.space not in _CACHED:
             return 4.0, 1.0
         hold = float(max(1, cost.lines))
-        block = self.stands_for[w]
-        if block and cost.space != _CONST and self.sharing is not None:
-            key = (block, cost.instance)
+        block, origin = self.stands_for[w]
+        if block != origin and self.sharing is not None:
+            key = (block, origin, cost.instance)
             offset = self._shifts.get(key)
             if offset is None:
-                offset = self._shifts[key] = self.sharing.shift(cost.instance, block) \
+                offset = self._shifts[key] = self.sharing.shift(cost.instance, block, origin) \
                     if cost.space == _GLOBAL_SPACE else block << 40
             if offset:
                 cost = _shifted(cost, offset)
@@ -359,6 +367,12 @@ class _Sim:
             pipe_free[s][op.pipe] = now + op.issue
             busy[op.pipe] += op.issue
             pos[w] = i + 1
+            mark = self.marks[w]
+            if i == mark[0] or i == mark[1]:
+                self.marked[w][i == mark[1]] = now
+            self.issued += 1
+            if self.issued == self.sm_marks[0] or self.issued == self.sm_marks[1]:
+                self.sm_marked[self.issued == self.sm_marks[1]] = now
             if op.kind == K_MEM:
                 latency, hold = self.memory(w, pc, steps[i], now)
                 self.lsu_free = now + hold
@@ -405,21 +419,38 @@ class _Sim:
             self._release(b)
 
 
+WINDOWS = 8  # windows a long stream is sampled in
+
+
+def _windows(pcs: np.ndarray, steps: np.ndarray, fraction: float) -> tuple[list, list]:
+    """``WINDOWS`` evenly spaced pieces of one warp's stream, ``fraction`` of it in all:
+    density that changes along a stream (lanes that finish early, a prologue, an
+    epilogue) is sampled where it occurs, not only at the start."""
+    n = len(pcs)
+    width = max(1, int(n * fraction / WINDOWS))
+    if width * WINDOWS >= n:
+        return pcs.tolist(), steps.tolist()
+    starts = np.linspace(0, n - width, WINDOWS).astype(np.int64)
+    take = (starts[:, None] + np.arange(width)[None, :]).reshape(-1)
+    return pcs[take].tolist(), steps[take].tolist()
+
+
 def _prefix(streams: list[tuple[np.ndarray, np.ndarray]], budget: int) -> tuple[list, float]:
+    """The streams to simulate (sampled in windows when longer than ``budget`` in all)
+    and the factor that scales their time to the whole streams."""
     total = sum(len(p) for p, _ in streams)
     if total <= budget:
         return [(p.tolist(), s.tolist()) for p, s in streams], 1.0
     fraction = budget / total
-    cut = [(p[: max(1, int(len(p) * fraction))], s[: max(1, int(len(s) * fraction))])
-           for p, s in streams]
+    cut = [_windows(np.asarray(p), np.asarray(s), fraction) for p, s in streams]
     done = sum(len(p) for p, _ in cut)
-    return [(p.tolist(), s.tolist()) for p, s in cut], total / done
+    return cut, total / done
 
 
 def simulate_round(streams: list[tuple[np.ndarray, np.ndarray]], table: list[Op], nregs: int,
                    costs: dict, machine: Machine, *, active_sms: int, warps_per_block: int,
                    l1_bytes: int, l2_share_bytes: int, source: list[int] | None = None,
-                   stands_for: list[int] | None = None, sharing=None,
+                   stands_for: list[tuple[int, int]] | None = None, sharing=None,
                    budget: int = DEFAULT_BUDGET) -> RoundResult:
     """Simulate one SM's round: per warp, the pcs it issued and the step of each.
 
@@ -428,10 +459,38 @@ def simulate_round(streams: list[tuple[np.ndarray, np.ndarray]], table: list[Op]
     cut, scale = _prefix(streams, budget)
     sim = _Sim(table, nregs, cut, costs, machine, active_sms, warps_per_block,
                SMCaches(l1_bytes, l2_share_bytes), source, stands_for, sharing)
-    cycles = sim.run() * scale
+    cycles = sim.run()
+    if scale > 1.0:
+        cycles = _extrapolate(sim, streams, cut, scale, cycles)
     busy = {name: sim.busy[i] * scale / machine.schedulers if name != "lsu" else sim.busy[i] * scale
             for i, name in enumerate(PIPES)}
     return RoundResult(cycles=cycles, instructions=sum(len(p) for p, _ in streams), scale=scale,
                        busy=busy, barrier_wait=sim.barrier_wait * scale,
                        dram_bytes=sim.dram.bytes * scale, l2_bytes=sim.l2.bytes * scale,
                        caches={k: v * scale for k, v in sim.caches.stats.items()})
+
+
+def _extrapolate(sim: _Sim, streams, cut, scale: float, cycles: float) -> float:
+    """The round's time when only a sample of each stream was simulated.
+
+    The instructions not simulated run at the SM's steady pace (issue times between a
+    quarter and three quarters of the sampled instructions), so that start-up latency
+    and the drain count once; no warp finishes sooner than its own remaining
+    instructions at its own steady pace allow (a long warp's dependent chain); and no
+    sooner than the busiest memory path needs for all the round's bytes."""
+    done = sum(len(p) for p, _ in cut)
+    total = sum(len(p) for p, _ in streams)
+    first, last = sim.sm_marks
+    t0, t1 = sim.sm_marked
+    if last > first and t1 > t0:
+        end = cycles + (total - done) * (t1 - t0) / (last - first)
+    else:
+        end = cycles * scale
+    for w, ((full, _), (part, _)) in enumerate(zip(streams, cut)):
+        first, last = sim.marks[w]
+        t0, t1 = sim.marked[w]
+        rest = len(full) - len(part)
+        if rest > 0 and last > first and t1 > t0:
+            end = max(end, sim.finish[w] + rest * (t1 - t0) / (last - first))
+    memory = max(sim.dram.busy, sim.l2.busy, sim.busy[_LSU]) * scale
+    return max(end, memory)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
@@ -37,7 +37,7 @@ from kerncast.sim._inputs import data_dependent, emulation_args
 from kerncast.sim._machine import Machine, machine_for
 from kerncast.sim._memory import request_costs
 from kerncast.sim._pipeline import RoundResult, build_table, simulate_round
-from kerncast.sim._sharing import probe_blocks, wave_sharing
+from kerncast.sim._sharing import probe_blocks, resident_shares, wave_sharing
 from kerncast.trace import KINDS, SPACES
 
 __all__ = ["StaticResult", "predict_launch"]
@@ -101,7 +101,7 @@ class _Round:
 
     streams: list[tuple[np.ndarray, np.ndarray]]
     source: list[int]
-    stands_for: list[int]
+    stands_for: list[tuple[int, int]]
     total: int   # instructions of the whole round
     traced: int  # instructions whose memory accesses were recorded
 
@@ -138,7 +138,7 @@ def _round_streams(trace, blocks: list[int], sources: list[int], orders) -> _Rou
             pcs, steps, full = expanded[g]
             streams.append((pcs, steps))
             source.append(g)
-            stands.append(block if block != src else 0)
+            stands.append((block, src))
             total += full
             traced += len(pcs)
     return _Round(streams, source, stands, total, traced)
@@ -165,15 +165,18 @@ def _simulate(rnd: _Round, trace, table, nregs, machine, dev: Device, blocks_in_
 
 
 def _choose_blocks(blocks: int, per_sm: int, n_sm: int, dependent: bool) -> tuple[list, list]:
-    """(blocks the round stands for, traced block each one takes its stream from)."""
+    """(blocks the round stands for, traced block each one takes its stream from).
+
+    The round is SM 0's first blocks. A kernel whose work cannot depend on the data
+    runs block 0's stream in each of them; a data-dependent one takes the streams of
+    blocks spread evenly over the whole grid, so that work that differs from region to
+    region of the input (an image, a graph's dense part) is represented."""
     chosen = [i * n_sm for i in range(per_sm) if i * n_sm < blocks]
     if not dependent:
         return chosen, [0] * len(chosen)
-    if len(chosen) <= DEPENDENT_BLOCKS:
-        return chosen, chosen
-    step = len(chosen) / DEPENDENT_BLOCKS
-    traced = [chosen[int(i * step)] for i in range(DEPENDENT_BLOCKS)]
-    return chosen, [traced[min(int(i / step), DEPENDENT_BLOCKS - 1)] for i in range(len(chosen))]
+    count = min(blocks, len(chosen), DEPENDENT_BLOCKS)
+    traced = sorted(set(np.linspace(0, blocks - 1, count).round().astype(int).tolist()))
+    return chosen, [traced[i % len(traced)] for i in range(len(chosen))]
 
 
 def predict_launch(kernel: CorpusKernel, config: LaunchConfig, device: str | Device, *,
@@ -221,8 +224,12 @@ def predict_launch(kernel: CorpusKernel, config: LaunchConfig, device: str | Dev
     wave = psat * n_sm
     sharing = wave_sharing(traces, config.grid, probes, emulated, wave=wave, total_blocks=blocks,
                            l2_bytes=dev.memory.l2_kib * 1024)
-    costs = request_costs(trace, sharing=sharing, wpb=trace.warps_per_block)
     rnd = _round_streams(trace, stands, sources, orders)
+    grid_scale = blocks / len(emulated) * (rnd.total / rnd.traced if rnd.traced else 1.0)
+    sharing = replace(sharing, resident=resident_shares(
+        trace.memory, list(result._regions.values()), scale=grid_scale,
+        l2_bytes=dev.memory.l2_kib * 1024))
+    costs = request_costs(trace, sharing=sharing, wpb=trace.warps_per_block)
     full = _simulate(rnd, trace, table, nregs, machine, dev, per_sm, shared, active, sharing,
                      costs)
     waves, rest = divmod(blocks, wave) if per_sm == psat else (0, blocks)

@@ -15,7 +15,10 @@ of pc ``p`` by warp ``w`` of a block, keyed ``(w, p, k)``):
   share of block-instances that go to DRAM is ``distinct / blocks``. If the wave's
   footprint fits in the L2, data shared with later waves stays there too and the
   count runs over the whole grid;
-* instances that are not affine count as private: every block fetches its own;
+* instances that are not affine count as private (every block fetches its own), unless
+  they read a buffer that fits in the L2 (a gathered vector, a lookup table): then the
+  whole GPU shares it, and :func:`resident_shares` gives the share of fetches that find
+  a sector no SM has brought in yet;
 * :meth:`Sharing.shift` gives the sector shift of an instance in another block, so
   that a round can stand for several blocks with one traced block (replicas).
 """
@@ -26,9 +29,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kerncast.trace import SPACES
+from kerncast.trace import KINDS, SPACES
 
-__all__ = ["Sharing", "block_coords", "instance_table", "probe_blocks", "wave_sharing"]
+__all__ = ["Sharing", "block_coords", "instance_table", "probe_blocks", "resident_shares",
+           "wave_sharing"]
 
 _GLOBAL = SPACES.index("global")
 _MULT = (np.arange(32, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)) | np.uint64(1)
@@ -54,6 +58,7 @@ class Sharing:
     grid: tuple[int, ...]
     wave_footprint_bytes: float
     scope: str                # "wave" or "grid": how far shared data stays in L2
+    resident: dict = field(default_factory=dict)  # pc -> DRAM share (resident_shares)
     _lookup: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -70,16 +75,22 @@ class Sharing:
         return self._lookup.get(int(_key(*key)), -1)
 
     def fraction(self, key: tuple[int, int, int]) -> float:
+        """DRAM share of first fetches of an instance ``(warp in block, pc, occurrence)``."""
         row = self._row(key)
-        return float(self.fractions[row]) if row >= 0 else 1.0
+        if row >= 0 and self.affine_mask[row]:
+            return float(self.fractions[row])
+        return float(self.resident.get(key[1], 1.0))
 
-    def shift(self, key: tuple[int, int, int], block: int) -> int:
-        """Sectors to add to block 0's sectors of this instance to get ``block``'s."""
+    def shift(self, key: tuple[int, int, int], block: int, source: int = 0) -> int:
+        """Sectors to add to block ``source``'s sectors of this instance to get
+        ``block``'s (private data of different blocks is kept apart)."""
+        if block == source:
+            return 0
         row = self._row(key)
         if row < 0 or not self.affine_mask[row]:
             return _PRIVATE * block
-        coords = block_coords(np.array([block]), self.grid)[0]
-        return int(coords @ self.shifts[row]) >> 5
+        coords = block_coords(np.array([block, source]), self.grid) @ self.shifts[row]
+        return int(coords[0] >> 5) - int(coords[1] >> 5)
 
 
 def block_coords(blocks: np.ndarray, grid: tuple[int, ...]) -> np.ndarray:
@@ -221,3 +232,38 @@ def wave_sharing(traces, grid: tuple[int, ...], probes: list[int], checks: list[
     fractions = np.where(affine, share, 1.0)
     scope = "grid" if footprint <= L2_USABLE * l2_bytes else "wave"
     return Sharing(base["key"], fractions, shifts, affine, tuple(grid), footprint, scope)
+
+
+def resident_shares(acc, regions, *, scale: float, l2_bytes: float) -> dict[int, float]:
+    """DRAM share of the global loads (per pc) that read a buffer small enough to stay in
+    the L2 while the whole grid runs.
+
+    ``regions`` are the emulated buffers (objects with ``base`` and ``nbytes``), ``scale``
+    turns the traced accesses into the whole grid's. ``N`` sector fetches spread over a
+    buffer of ``S`` sectors touch ``S (1 - exp(-N / S))`` distinct sectors: those come
+    from DRAM, the rest hit in the L2. A pc reading a buffer larger than the L2's
+    usable share is not listed (its fetches are private).
+    """
+    keep = (acc.space == _GLOBAL) & (acc.kind == KINDS.index("load"))
+    if not keep.any() or not regions:
+        return {}
+    bases = np.array([r.base for r in regions], np.int64)
+    sizes = np.array([r.nbytes for r in regions], np.int64)
+    order = np.argsort(bases)
+    bases, sizes = bases[order], sizes[order]
+    address = acc.address[keep].astype(np.int64)
+    which = np.searchsorted(bases, address, side="right") - 1
+    inside = (which >= 0) & (address < bases[np.maximum(which, 0)] + sizes[np.maximum(which, 0)])
+    req, pc = acc.request[keep][inside].astype(np.int64), acc.pc[keep][inside]
+    which, sector = which[inside], address[inside] >> 5
+    # one fetch per request and sector
+    _, first = np.unique(np.stack([req, sector]), axis=1, return_index=True)
+    fetches = np.bincount(which[first], minlength=len(bases)).astype(float)
+    out = {}
+    for p, r in set(zip(pc.tolist(), which.tolist())):
+        sectors = sizes[r] / 32.0
+        n = fetches[r] * scale
+        if sizes[r] > L2_USABLE * l2_bytes or n <= 0:
+            continue
+        out[p] = float(min(1.0, sectors * -np.expm1(-n / sectors) / n))
+    return out
