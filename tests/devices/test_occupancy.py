@@ -9,7 +9,7 @@ from kerncast import InputError
 from kerncast.devices import get_device, occupancy
 
 FIXTURES = Path(__file__).with_name("fixtures")
-MEASURED = {"h100-sxm": "occupancy_h100.csv"}
+MEASURED = {"h100-sxm": "occupancy_h100.csv", "h200": "occupancy_h200.csv"}
 
 
 def _rows(device: str) -> list[dict]:
