@@ -145,8 +145,9 @@ def emulate(kernel, launch, args, blocks="all", *, entry: str | None = None,
         Stop as soon as ``memory_budget`` accesses are recorded (the outputs and the
         instruction streams are then partial): to see a block's first addresses only.
     exact
-        Round float64 fused multiply-adds exactly (off: ``a * b + c``, faster, for runs
-        whose values do not matter, such as timing traces of data-independent kernels).
+        Round fused multiply-adds exactly (off: one float64 ``a * b + c`` rounded to the
+        format, faster and off by an ulp in rare cases, for runs whose last bits do not
+        matter, such as timing traces).
 
     Returns
     -------

@@ -36,7 +36,7 @@ from kerncast.devices import Device, get_device, occupancy
 from kerncast.sim._inputs import data_dependent, emulation_args
 from kerncast.sim._machine import Machine, machine_for
 from kerncast.sim._memory import request_costs
-from kerncast.sim._pipeline import RoundResult, build_table, simulate_round
+from kerncast.sim._pipeline import DEFAULT_BUDGET, RoundResult, build_table, simulate_round
 from kerncast.sim._sharing import probe_blocks, resident_shares, wave_sharing
 from kerncast.trace import KINDS, SPACES
 
@@ -145,13 +145,14 @@ def _round_streams(trace, blocks: list[int], sources: list[int], orders) -> _Rou
 
 
 def _simulate(rnd: _Round, trace, table, nregs, machine, dev: Device, blocks_in_round: int,
-              shared_per_block: int, active: int, sharing, costs) -> RoundResult:
+              shared_per_block: int, active: int, sharing, costs,
+              budget: int = DEFAULT_BUDGET) -> RoundResult:
     result = simulate_round(
         rnd.streams, table, nregs, costs, machine, active_sms=active,
         warps_per_block=trace.warps_per_block,
         l1_bytes=_l1_bytes(dev, shared_per_block * blocks_in_round),
         l2_share_bytes=int(dev.memory.l2_kib * 1024 / max(active, 1)),
-        source=rnd.source, stands_for=rnd.stands_for, sharing=sharing)
+        source=rnd.source, stands_for=rnd.stands_for, sharing=sharing, budget=budget)
     if rnd.traced and rnd.total > rnd.traced:
         factor = rnd.total / rnd.traced
         result.cycles *= factor
@@ -197,6 +198,7 @@ def predict_launch(kernel: CorpusKernel, config: LaunchConfig, device: str | Dev
     if occ.blocks_per_sm == 0:
         raise InputError(f"{kernel.name} with {config.label()} cannot run on {dev.key}: one "
                          f"block needs more {occ.limiting} than an SM has")
+    _check_fits(kernel, config, dev)
     n_sm = sm_count or dev.compute.sm_count
     blocks, psat = config.blocks, occ.blocks_per_sm
     per_sm = min(psat, math.ceil(blocks / n_sm))
@@ -210,14 +212,14 @@ def predict_launch(kernel: CorpusKernel, config: LaunchConfig, device: str | Dev
     values = [args[a.name] for a in kernel.spec.args]
     result = emulate(module, config, values, emulated, entry=compiled.entry,
                      registers=res.registers, memory_budget=MEMORY_BUDGET,
-                     inplace=inputs == "zeros", exact=inputs != "zeros")
+                     inplace=inputs == "zeros", exact=False)
     trace = result.trace
     # the probes only show how addresses move from block to block: their first accesses
     traces = [trace]
     if probes:
         traces.append(emulate(module, config, values, probes, entry=compiled.entry,
                               registers=res.registers, inplace=inputs == "zeros",
-                              exact=inputs != "zeros",
+                              exact=False,
                               memory_budget=MEMORY_BUDGET // 2 * len(probes),
                               stop_when_traced=True).trace)
     table, nregs, orders = _tables(trace.program, machine)
@@ -236,9 +238,11 @@ def predict_launch(kernel: CorpusKernel, config: LaunchConfig, device: str | Dev
     cycles = waves * full.cycles
     if rest:
         tail_per_sm = math.ceil(rest / n_sm)
+        # the tail's warps are simulated as far into their streams as the full round's
         tail = full if tail_per_sm >= per_sm else _simulate(
             _round_streams(trace, stands[:tail_per_sm], sources[:tail_per_sm], orders), trace,
-            table, nregs, machine, dev, tail_per_sm, shared, min(n_sm, rest), sharing, costs)
+            table, nregs, machine, dev, tail_per_sm, shared, min(n_sm, rest), sharing, costs,
+            budget=max(DEFAULT_BUDGET * tail_per_sm // per_sm, 1))
         cycles += tail.cycles
     execute = cycles / machine.clock_hz
     dispatch = machine.dispatch_seconds(blocks)
@@ -251,7 +255,7 @@ def predict_launch(kernel: CorpusKernel, config: LaunchConfig, device: str | Dev
         "adapted_from": machine.adapted_from, "registers": res.registers,
         "shared_bytes": shared, "blocks_per_sm": psat, "limiting": occ.limiting,
         "sm_count": n_sm, "blocks": blocks, "waves": waves + (1 if rest else 0),
-        "round_blocks": per_sm, "round_cycles": full.cycles,
+        "round_blocks": per_sm, "round_warps": len(rnd.streams), "round_cycles": full.cycles,
         "round_instructions": full.instructions, "extrapolated": full.scale,
         "emulated_blocks": len(emulated) + len(probes), "data_dependent": dependent, "inputs": inputs,
         "l2_sharing": {"affine_instances": sharing.affine, "instances": sharing.instances,
@@ -261,6 +265,17 @@ def predict_launch(kernel: CorpusKernel, config: LaunchConfig, device: str | Dev
         "caches_per_round": full.caches, "busy_per_round": full.busy,
         "seconds_to_predict": time.perf_counter() - started,
     })
+
+
+def _check_fits(kernel: CorpusKernel, config: LaunchConfig, dev: Device) -> None:
+    """Refuse a launch whose buffers would not fit in the device's memory."""
+    need = sum(kernel.buffer_elements(a, config) * np.dtype(a.dtype).itemsize
+               for a in kernel.spec.args if a.kind != "scalar")
+    have = dev.memory.size_gib * 2**30
+    if need > have:
+        raise InputError(f"{kernel.name} with {config.label()} needs {need / 2**30:.1f} GiB of "
+                         f"buffers, more than the {dev.memory.size_gib:g} GiB of {dev.key}; "
+                         "choose a smaller size or params")
 
 
 def _atomic_seconds(trace, machine: Machine, blocks: int, traced: list[int], rnd) -> float:
@@ -292,15 +307,16 @@ def _atomic_seconds(trace, machine: Machine, blocks: int, traced: list[int], rnd
 def _result(seconds: float, cycles: float, full: RoundResult, machine: Machine, launch: float,
             based_on: dict) -> StaticResult:
     """The breakdown: each part is the time the round's busiest resource of that kind
-    needs over the whole launch; latency is what the busiest part leaves unexplained."""
+    needs over the whole launch, synchronisation the time an average warp waits at
+    barriers; latency is what the busiest part leaves unexplained."""
     clock = machine.clock_hz
     rounds = cycles / max(full.cycles, 1e-9)
     compute = max((v for k, v in full.busy.items() if k != "lsu"), default=0.0)
     dram = full.dram_bytes / (machine.dram_bytes_per_cycle() / based_on["sm_count"])
     memory = max(full.busy.get("lsu", 0.0), dram)
     parts = {"compute": compute * rounds / clock, "memory": memory * rounds / clock,
-             "synchronisation": full.barrier_wait / max(based_on["round_blocks"], 1)
-             / max(full.instructions, 1) * rounds / clock, "launch": launch}
+             "synchronisation": full.barrier_wait / max(based_on["round_warps"], 1)
+             * rounds / clock, "launch": launch}
     busiest = max(parts["compute"], parts["memory"])
     parts["latency"] = max(seconds - launch - busiest, 0.0)
     bottleneck = max(("compute", "memory", "latency", "synchronisation", "launch"),

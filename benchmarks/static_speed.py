@@ -1,0 +1,95 @@
+"""Static predictor speed: seconds to predict one launch of every corpus kernel.
+
+    python benchmarks/static_speed.py [--device h100] [--kernels a,b] [--size large]
+
+Predicts, one after the other in this process, every corpus kernel at its largest size
+(or ``--size``) with its default launch configuration on ``--device``, after one
+untimed prediction of a small kernel (so that imports, the calibration and the
+compile caches are warm). Prints per kernel the seconds the prediction took and the
+predicted kernel time, fastest first, then the kernels that failed with their error,
+and last ``static seconds/prediction median: <M> p95: <P>`` over the predictions that
+succeeded. No GPU needed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+WARM_UP = "copy_vector"
+
+
+def _largest_size(kernel, wanted: str | None) -> str:
+    from kerncast.corpus import SIZE_NAMES
+
+    if wanted:
+        return wanted
+    return [s for s in SIZE_NAMES if s in kernel.spec.sizes][-1]
+
+
+def _one(kernel, size: str, device: str) -> dict:
+    from kerncast.sim import predict_launch
+
+    language = "cuda" if "cuda" in kernel.languages else kernel.languages[0]
+    started = time.perf_counter()
+    try:
+        config = kernel.launch(size)
+        result = predict_launch(kernel, config, device, language=language)
+    except Exception as exc:  # noqa: BLE001 (a kernel the predictor fails on is a result)
+        return {"kernel": kernel.name, "size": size, "seconds": time.perf_counter() - started,
+                "predicted_s": float("nan"), "error": f"{type(exc).__name__}: {exc}"[:200]}
+    return {"kernel": kernel.name, "size": size, "seconds": time.perf_counter() - started,
+            "predicted_s": result.seconds, "bottleneck": result.bottleneck,
+            "blocks": config.blocks, "error": ""}
+
+
+def _fmt_time(seconds: float) -> str:
+    return f"{seconds * 1e6:.1f} us" if seconds < 1e-3 else f"{seconds * 1e3:.3f} ms"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--device", default="h100", help="device name or alias (default h100)")
+    ap.add_argument("--kernels", default="", help="comma-separated subset of corpus kernels")
+    ap.add_argument("--size", default="", help="problem size (default: each kernel's largest)")
+    args = ap.parse_args()
+
+    from kerncast.corpus import get_kernel, list_kernels
+    from kerncast.sim import predict_launch
+
+    names = [k for k in args.kernels.split(",") if k]
+    kernels = [get_kernel(n) for n in names] if names else list_kernels()
+    warm = get_kernel(WARM_UP)
+    predict_launch(warm, warm.launch("small"), args.device)  # untimed warm-up
+
+    results = []
+    for kernel in kernels:
+        results.append(_one(kernel, _largest_size(kernel, args.size), args.device))
+        print(f"  {kernel.name}: {results[-1]['seconds']:.2f} s", file=sys.stderr, flush=True)
+    ok = sorted((r for r in results if not r["error"]), key=lambda r: r["seconds"])
+    failed = [r for r in results if r["error"]]
+
+    width = max([len(r["kernel"]) for r in results] + [6])
+    print(f"{'kernel':{width}s} {'size':6s} {'blocks':>10s} {'seconds':>8s} "
+          f"{'predicted':>12s}  bottleneck")
+    for r in ok:
+        print(f"{r['kernel']:{width}s} {r['size']:6s} {r['blocks']:10,d} {r['seconds']:8.3f} "
+              f"{_fmt_time(r['predicted_s']):>12s}  {r['bottleneck']}")
+    for r in failed:
+        print(f"failed: {r['kernel']} ({r['size']}) after {r['seconds']:.2f} s: {r['error']}")
+    seconds = np.array([r["seconds"] for r in ok]) if ok else np.array([np.nan])
+    print(f"device {args.device}, kernels {len(results)}, predicted {len(ok)}, "
+          f"failed {len(failed)}, total {sum(r['seconds'] for r in results):.1f} s")
+    print(f"static seconds/prediction median: {np.median(seconds):.3f} "
+          f"p95: {np.percentile(seconds, 95):.3f}")
+
+
+if __name__ == "__main__":
+    main()

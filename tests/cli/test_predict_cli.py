@@ -1,0 +1,80 @@
+"""``kerncast predict`` and ``kerncast sweep``: JSON output, and bad input as exit code 2."""
+
+from __future__ import annotations
+
+import functools
+import json
+import subprocess
+import sys
+
+import pytest
+
+import kerncast.emu
+from kerncast.cli import main
+from kerncast.models import BREAKDOWN_KEYS
+
+pytestmark = pytest.mark.toolchain  # compiles corpus kernels
+
+
+def _run(capsys, argv: list[str]) -> tuple[int, str, str]:
+    code = main(argv)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_predict_json(capsys):
+    code, out, err = _run(capsys, ["predict", "corpus:copy_vector", "--size", "small",
+                                   "--json"])
+    assert code == 0, err
+    p = json.loads(out)
+    assert p["model"] == "static" and p["seconds"] > 0
+    assert set(p["breakdown"]) == set(BREAKDOWN_KEYS)
+    assert p["based_on"]["device"] == "h100-sxm" and p["based_on"]["blocks"] == 8
+
+
+def test_predict_table(capsys):
+    code, out, err = _run(capsys, ["predict", "copy_vector", "--size", "small", "-d", "h200"])
+    assert code == 0, err
+    assert "copy_vector on h200 (static)" in out and "where the time goes" in out
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["predict", "corpus:no_such_kernel"], "no corpus kernel 'no_such_kernel'"),
+    (["predict", "corpus:copy_vector", "--size", "huge"], "has no size 'huge'"),
+    (["predict", "corpus:copy_vector", "--device", "no-such-gpu"], "unknown device"),
+    (["predict", "corpus:copy_vector", "--config", "bx=2048"], "bx=2048 is not allowed"),
+    (["predict", "corpus:copy_vector", "--config", "bx"], "is not NAME=VALUE"),
+])
+def test_bad_input_exits_2_without_a_traceback(capsys, argv, message):
+    code, out, err = _run(capsys, argv)
+    assert code == 2
+    assert message in err and err.startswith("error:")
+    assert "Traceback" not in out + err
+
+
+def test_an_emulation_over_budget_exits_2(capsys, monkeypatch):
+    monkeypatch.setattr(kerncast.emu, "emulate",
+                        functools.partial(kerncast.emu.emulate, step_budget=50))
+    code, out, err = _run(capsys, ["predict", "corpus:arith_fp32", "--size", "small"])
+    assert code == 2
+    assert "did not finish within 50 warp-instruction steps" in err
+    assert "Traceback" not in out + err
+
+
+def test_the_installed_command_exits_2_on_bad_input():
+    proc = subprocess.run([sys.executable, "-m", "kerncast", "predict",
+                           "corpus:no_such_kernel"], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 2
+    assert "no corpus kernel" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_sweep_ranks_every_configuration(capsys):
+    code, out, err = _run(capsys, ["sweep", "corpus:matmul_tiled", "--size", "small",
+                                   "--json"])
+    assert code == 0, err
+    rows = json.loads(out)
+    assert len(rows) == 6  # tile in (8, 16, 32) x pad in (0, 1)
+    seconds = [r["seconds"] for r in rows]
+    assert seconds == sorted(seconds) and seconds[0] > 0
+    assert all(r["bottleneck"] in BREAKDOWN_KEYS and r["error"] == "" for r in rows)

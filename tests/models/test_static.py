@@ -1,0 +1,110 @@
+"""The registered static predictor (``static``): the simulator behind the estimator API."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from kerncast import NotFittedError
+from kerncast.corpus import get_kernel
+from kerncast.data import Dataset
+from kerncast.models import BREAKDOWN_KEYS, StaticSimulator, get_predictor
+from kerncast.sim import predict_launch
+from tests.synthetic import synthetic_dataset
+
+pytestmark = pytest.mark.toolchain  # compiles corpus kernels
+
+
+@pytest.fixture(scope="module")
+def synthetic():
+    return synthetic_dataset(kernels=("matmul_tiled", "synthetic_stream"), sizes=("small",),
+                             failed_rows=False)
+
+
+def _row(kernel: str, size: str, tunables: dict, device: str = "h100-sxm",
+         sm_count: int = 132) -> dict:
+    return {"kernel": kernel, "language": "cuda", "size": size, "config": "",
+            "tunables": json.dumps(tunables), "device": device, "sm_count": sm_count,
+            "status": "ok"}
+
+
+def _data(rows: list[dict]) -> Dataset:
+    return Dataset(times=pd.DataFrame(rows))
+
+
+def test_is_registered_with_what_it_needs():
+    model = get_predictor("static")
+    assert isinstance(model, StaticSimulator)
+    assert StaticSimulator.needs == frozenset({"source", "spec"})
+    assert not StaticSimulator.learned
+
+
+def test_refuses_to_predict_before_fit(synthetic):
+    with pytest.raises(NotFittedError, match="not fitted"):
+        StaticSimulator().predict(synthetic)
+
+
+def test_predicts_corpus_rows_and_marks_unknown_kernels(synthetic):
+    model = StaticSimulator()
+    assert model.fit(synthetic) is model
+    got = model.predict(synthetic)
+    times = synthetic.times
+    corpus = (times["kernel"] == "matmul_tiled").to_numpy()
+    assert got.shape == (len(times),)
+    assert np.isfinite(got[corpus]).all() and (got[corpus] > 0).all()
+    assert np.isnan(got[~corpus]).all()
+    fake = model.explain(synthetic)[int(np.flatnonzero(~corpus)[0])]
+    assert "no corpus kernel 'synthetic_stream'" in fake.based_on["error"]
+
+
+def test_agrees_with_the_simulator_for_the_rows_launch():
+    rows = [_row("matmul_tiled", "small", {"tile": t, "pad": 0}) for t in (8, 32)]
+    got = StaticSimulator().fit(_data(rows)).predict(_data(rows))
+    kernel = get_kernel("matmul_tiled")
+    want = [predict_launch(kernel, kernel.launch("small", {"tile": t, "pad": 0}),
+                           "h100-sxm").seconds for t in (8, 32)]
+    assert got.tolist() == want
+    assert got[0] != got[1]  # the tunables are read from the row
+
+
+def test_explain_gives_the_breakdown_and_bottleneck():
+    data = _data([_row("matmul_tiled", "small", {"tile": 16, "pad": 0})])
+    (p,) = StaticSimulator().fit(data).explain(data)
+    assert p.model == "static" and p.seconds > 0
+    assert set(p.breakdown) == set(BREAKDOWN_KEYS)
+    assert all(v >= 0 for v in p.breakdown.values())
+    assert p.bottleneck in BREAKDOWN_KEYS
+    assert p.based_on["device"] == "h100-sxm" and p.based_on["blocks"] == 9
+
+
+def test_reads_device_and_sm_count_from_the_row():
+    copy = {"bx": 256, "vec": 4}
+    chain = {"bx": 256, "ilp": 2}
+    rows = [_row("copy_vector", "medium", copy, "h100-sxm"),
+            _row("copy_vector", "medium", copy, "h200"),
+            _row("arith_fp32", "medium", chain, sm_count=132),
+            _row("arith_fp32", "medium", chain, sm_count=16)]
+    data = _data(rows)
+    h100, h200, full, few = StaticSimulator().fit(data).predict(data)
+    assert h200 <= h100  # more DRAM bandwidth
+    assert few > 1.5 * full  # 256 blocks: two waves on 16 SMs, one on 132
+
+
+def test_a_launch_it_cannot_make_is_nan_with_the_reason():
+    data = _data([_row("matmul_tiled", "small", {"tile": 64, "pad": 0}),
+                  _row("matmul_tiled", "small", {"tile": 16, "pad": 0})])
+    model = StaticSimulator().fit(data)
+    bad, good = model.predict(data)
+    assert math.isnan(bad) and good > 0
+    assert "tile=64 is not allowed" in model.explain(data)[0].based_on["error"]
+
+
+def test_predictions_do_not_depend_on_the_training_data(synthetic):
+    rows = _data([_row("matmul_tiled", "small", {"tile": 16, "pad": 0})])
+    a = StaticSimulator().fit(synthetic).predict(rows)
+    b = StaticSimulator().fit(rows).predict(rows)
+    assert a.tolist() == b.tolist()

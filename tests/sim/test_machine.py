@@ -1,0 +1,92 @@
+"""The simulator's machine: a device spec with its (own or adapted) calibration."""
+
+from __future__ import annotations
+
+import pytest
+
+from kerncast import InputError
+from kerncast.devices import get_device
+from kerncast.sim import calibrated_devices, machine_for
+from kerncast.sim._machine import PIPES
+
+
+@pytest.fixture(scope="module")
+def h100():
+    return machine_for("h100")
+
+
+def test_shipped_calibrations_include_the_h100_and_h200():
+    assert {"h100-sxm", "h200"} <= set(calibrated_devices())
+
+
+def test_a_calibrated_device_uses_its_own_calibration(h100):
+    assert h100.adapted_from is None and h100.calibration.device == "h100-sxm"
+    assert h100.sm_count == 132 and h100.schedulers == 4
+    # the clock the calibration saw, close to the spec's boost clock
+    assert h100.clock_hz == pytest.approx(1.98e9, rel=0.05)
+
+
+def test_issue_costs_are_whole_cycles_on_known_pipes(h100):
+    for cls, cycles in h100.issue.items():
+        assert cycles >= 1 and cycles == int(cycles), cls
+        assert h100.pipe_of[cls] in PIPES
+        assert h100.latency[cls] >= 1
+    # 128 fp32 lanes per SM: one warp instruction per scheduler per cycle; fp64 at half
+    assert h100.issue["fp32"] == 1 and h100.issue["fp64"] == 2
+    assert h100.issue["sfu"] > h100.issue["fp32"]
+
+
+def test_memory_latencies_grow_with_distance(h100):
+    assert 0 < h100.l1_latency < h100.l2_latency < h100.dram_latency
+    assert h100.shared_latency < h100.l2_latency
+
+
+def test_bandwidths_are_physical(h100):
+    dram = h100.dram_bytes_per_cycle() * h100.clock_hz
+    spec = get_device("h100").memory.peak_bandwidth_gbs * 1e9
+    assert 0.7 * spec < dram <= spec  # achieved, not above the datasheet peak
+    assert h100.l2_bytes_per_cycle() > h100.dram_bytes_per_cycle()
+    # one SM cannot pull the whole GPU's DRAM bandwidth
+    assert h100.sm_dram_bytes_per_cycle() < h100.dram_bytes_per_cycle()
+
+
+def test_barrier_cost_does_not_fall_with_more_warps(h100):
+    costs = [h100.barrier_cycles(w) for w in (1, 2, 4, 8, 16, 32)]
+    assert all(b >= a for a, b in zip(costs, costs[1:]))
+    assert costs[0] > 0 and costs[-1] > costs[0]
+
+
+def test_launch_cost_is_fixed_plus_per_block(h100):
+    fixed = h100.launch_fixed_seconds()
+    assert 1e-6 < fixed < 2e-5
+    assert h100.launch_seconds(0) == pytest.approx(fixed)
+    assert h100.launch_seconds(100_000) > h100.launch_seconds(1000) > fixed
+    assert h100.dispatch_seconds(2000) == pytest.approx(2 * h100.dispatch_seconds(1000))
+
+
+def test_h200_has_more_dram_bandwidth_and_the_same_sm(h100):
+    h200 = machine_for("h200")
+    assert h200.dram_bytes_per_cycle() > 1.2 * h100.dram_bytes_per_cycle()
+    assert h200.issue == h100.issue and h200.sm_count == h100.sm_count
+
+
+def test_an_uncalibrated_device_borrows_an_adapted_calibration(h100):
+    a100 = machine_for("a100-80gb")
+    assert a100.adapted_from == "h100-sxm"
+    spec = get_device("a100-80gb")
+    assert a100.clock_hz == pytest.approx(spec.compute.boost_clock_mhz * 1e6)
+    # bandwidths scale with the datasheet peaks
+    ratio = spec.memory.peak_bandwidth_gbs / get_device("h100").memory.peak_bandwidth_gbs
+    got = a100.dram_bytes_per_cycle() * a100.clock_hz
+    want = h100.dram_bytes_per_cycle() * h100.clock_hz * ratio
+    assert got == pytest.approx(want, rel=1e-6)
+
+
+def test_another_devices_calibration_can_be_named():
+    m = machine_for("h100", "h200")
+    assert m.device.key == "h100-sxm" and m.adapted_from == "h200"
+
+
+def test_unknown_device_is_bad_input():
+    with pytest.raises(InputError, match="unknown device 'no-such-gpu'"):
+        machine_for("no-such-gpu")

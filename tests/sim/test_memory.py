@@ -1,0 +1,187 @@
+"""Memory requests of a trace, and the SM's L1 and L2-share model that serves them."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from kerncast.sim._memory import DRAM_CHUNK, SMCaches, request_costs
+from kerncast.trace import KINDS, SPACES, MemoryAccesses
+
+SECTOR = 32
+LAT = (30.0, 300.0, 700.0)  # L1, L2, DRAM latencies (cycles) used for the cache model
+
+
+def _accesses(requests: list[dict]) -> MemoryAccesses:
+    """One row per lane: each request is ``{warp, pc, step, addresses, space, kind, width}``."""
+    cols = {k: [] for k in ("event", "request", "pc", "warp", "lane", "address", "width",
+                            "kind", "space", "step")}
+    for rid, r in enumerate(requests):
+        for lane, address in enumerate(r["addresses"]):
+            cols["event"].append(rid)
+            cols["request"].append(rid)
+            cols["pc"].append(r.get("pc", 0))
+            cols["warp"].append(r.get("warp", 0))
+            cols["lane"].append(lane)
+            cols["address"].append(address)
+            cols["width"].append(r.get("width", 4))
+            cols["kind"].append(KINDS.index(r.get("kind", "load")))
+            cols["space"].append(SPACES.index(r.get("space", "global")))
+            cols["step"].append(r.get("step", 0))
+    types = {"address": np.uint64, "kind": np.int8, "space": np.int8}
+    return MemoryAccesses(**{k: np.asarray(v, types.get(k, np.int64)) for k, v in cols.items()})
+
+
+def _trace(requests: list[dict]):
+    return SimpleNamespace(memory=_accesses(requests))
+
+
+BASE = 1 << 20  # a 128-byte aligned global address
+
+
+# -- request_costs -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("stride,sectors,lines", [(4, 4, 1), (8, 8, 2), (32, 32, 8),
+                                                  (128, 32, 32), (0, 1, 1)])
+def test_global_request_sectors_and_lines(stride, sectors, lines):
+    trace = _trace([{"warp": 0, "pc": 7, "step": 3,
+                     "addresses": [BASE + lane * stride for lane in range(32)]}])
+    costs = request_costs(trace)
+    assert list(costs) == [(0, 3, 7)]
+    cost = costs[(0, 3, 7)]
+    assert len(cost.sectors) == sectors and cost.lines == lines
+    assert cost.sectors[0] == BASE // SECTOR
+    assert cost.wavefronts == 1 and cost.share == 1.0
+
+
+def test_requests_are_keyed_by_warp_step_and_pc_and_numbered_per_instance():
+    reqs = [{"warp": w, "pc": 5, "step": s, "addresses": [BASE + 128 * s + 4 * i
+                                                           for i in range(32)]}
+            for w in (0, 1, 4) for s in (0, 1, 2)]
+    costs = request_costs(_trace(reqs), wpb=4)
+    assert set(costs) == {(w, s, 5) for w in (0, 1, 4) for s in (0, 1, 2)}
+    # the k-th execution of pc 5 by warp w of its block is instance (w % wpb, 5, k)
+    assert costs[(4, 2, 5)].instance == (0, 5, 2)
+    assert costs[(1, 0, 5)].instance == (1, 5, 0)
+
+
+def test_shared_bank_conflicts_replay_the_request():
+    free = [{"space": "shared", "addresses": [4 * lane for lane in range(32)]}]
+    same_bank = [{"space": "shared", "addresses": [128 * lane for lane in range(32)]}]
+    broadcast = [{"space": "shared", "addresses": [0] * 32}]
+    assert request_costs(_trace(free))[(0, 0, 0)].wavefronts == 1
+    assert request_costs(_trace(same_bank))[(0, 0, 0)].wavefronts == 32
+    assert request_costs(_trace(broadcast))[(0, 0, 0)].wavefronts == 1
+    two_way = [{"space": "shared", "addresses": [8 * lane for lane in range(32)]}]
+    assert request_costs(_trace(two_way))[(0, 0, 0)].wavefronts == 2
+
+
+def test_local_accesses_of_a_warp_are_interleaved_and_kept_apart_from_global():
+    local = [{"space": "local", "addresses": [0] * 32}]  # every thread's word 0
+    cost = request_costs(_trace(local))[(0, 0, 0)]
+    assert len(cost.sectors) == 4 and cost.lines == 1  # 32 lanes x 4 bytes, contiguous
+    glob = request_costs(_trace([{"addresses": [4 * i for i in range(32)]}]))[(0, 0, 0)]
+    assert not set(cost.sectors) & set(glob.sectors)
+
+
+def test_sharing_sets_the_dram_share_of_global_requests_only():
+    class Half:
+        def fraction(self, instance):
+            return 0.5
+
+    trace = _trace([{"pc": 0, "addresses": [BASE + 4 * i for i in range(32)]},
+                    {"pc": 1, "space": "shared", "addresses": [4 * i for i in range(32)]}])
+    costs = request_costs(trace, sharing=Half())
+    assert costs[(0, 0, 0)].share == 0.5
+    assert costs[(0, 0, 1)].share == 1.0
+
+
+def test_no_accesses_no_requests():
+    assert request_costs(_trace([])) == {}
+
+
+# -- SMCaches ----------------------------------------------------------------------------
+
+def _line(k: int) -> tuple[int, ...]:
+    return tuple(range(4 * k, 4 * k + 4))
+
+
+def test_first_touch_goes_to_dram_then_hits_in_l1():
+    caches = SMCaches(l1_bytes=64 * 1024, l2_share_bytes=1 << 20)
+    ready, below, dram = caches.load(_line(0), 1.0, 0.0, LAT)
+    assert ready == pytest.approx(LAT[2])
+    assert below == 4 and dram == 4  # 128 bytes = two 64-byte DRAM chunks
+    ready, below, dram = caches.load(_line(0), 1.0, 1000.0, LAT)
+    assert ready == pytest.approx(1000.0 + LAT[0]) and below == 0 and dram == 0
+    assert caches.stats["l1_hits"] == 4 and caches.stats["sectors"] == 8
+
+
+def test_a_dram_fetch_brings_its_whole_chunk_into_the_l2():
+    per_chunk = DRAM_CHUNK // SECTOR
+    assert per_chunk >= 2
+    caches = SMCaches(l1_bytes=64 * 1024, l2_share_bytes=1 << 20)
+    _, _, dram = caches.load((0,), 1.0, 0.0, LAT)
+    assert dram == per_chunk
+    ready, below, dram = caches.load((1,), 1.0, 10.0, LAT)  # the chunk's other sector
+    assert below == 1 and dram == 0 and ready == pytest.approx(10.0 + LAT[1])
+    _, _, dram = caches.load((per_chunk,), 1.0, 20.0, LAT)  # the next chunk
+    assert dram == per_chunk
+
+
+def test_a_request_waits_for_a_fill_already_in_flight():
+    caches = SMCaches(l1_bytes=64 * 1024, l2_share_bytes=1 << 20)
+    first, _, _ = caches.load(_line(0), 1.0, 0.0, LAT)
+    second, below, dram = caches.load(_line(0), 1.0, 5.0, LAT)
+    assert second == pytest.approx(first) and below == 0 and dram == 0
+
+
+def test_share_interpolates_between_l2_and_dram():
+    for share in (0.0, 0.25, 1.0):
+        caches = SMCaches(l1_bytes=64 * 1024, l2_share_bytes=1 << 20)
+        ready, _, dram = caches.load(_line(0), share, 0.0, LAT)
+        assert ready == pytest.approx(LAT[1] + share * (LAT[2] - LAT[1]))
+        assert dram == pytest.approx(4 * share)
+
+
+def test_l1_evicts_least_recently_used_sectors():
+    caches = SMCaches(l1_bytes=16 * 1024, l2_share_bytes=1 << 24)
+    lines = 16 * 1024 // 128
+    for k in range(lines):
+        caches.load(_line(k), 1.0, 0.0, LAT)
+    caches.load(_line(0), 1.0, 1e4, LAT)        # touch line 0: now the newest
+    caches.load(_line(lines), 1.0, 1e4, LAT)    # evicts line 1, not line 0
+    _, below0, _ = caches.load(_line(0), 1.0, 2e4, LAT)
+    _, below1, dram1 = caches.load(_line(1), 1.0, 2e4, LAT)
+    assert below0 == 0
+    assert below1 == 4 and dram1 == 0  # out of L1, still in the L2 share
+
+
+def test_data_beyond_the_l2_share_returns_to_dram():
+    """Two passes over 64 KiB: an L2 share that holds it serves the second pass, one
+    that holds a quarter of it does not (LRU over a cyclic pass keeps nothing)."""
+    def two_passes(l2_bytes):
+        caches = SMCaches(l1_bytes=16 * 1024, l2_share_bytes=l2_bytes)
+        total = 0.0
+        for t in range(2):
+            for k in range(512):
+                total += caches.load(_line(k), 1.0, float(t), LAT)[2]
+        return total, caches.stats
+
+    fits, fit_stats = two_passes(128 * 1024)
+    spills, _ = two_passes(16 * 1024)
+    assert fits == pytest.approx(512 * 4) and fit_stats["l2_hits"] >= 512 * 4
+    assert spills == pytest.approx(2 * 512 * 4)
+
+
+def test_stores_write_through_and_drop_the_l1_copy():
+    caches = SMCaches(l1_bytes=64 * 1024, l2_share_bytes=1 << 20)
+    caches.load(_line(0), 1.0, 0.0, LAT)
+    below, dram = caches.store(_line(0), 1.0)
+    assert below == 4 and dram == 0  # already in the L2 share: no new DRAM write
+    _, below, dram = caches.load(_line(0), 1.0, 1000.0, LAT)
+    assert below == 4 and dram == 0  # L1 copy dropped; the L2 has it
+    below, dram = caches.store(_line(5), 1.0)
+    assert below == 4 and dram == 4  # first write of these sectors: written back once
+    assert caches.store(_line(5), 1.0) == (4, 0)

@@ -1,0 +1,356 @@
+"""The warp-pipeline simulation of one SM's round, on hand-made instruction tables.
+
+Each test builds a small program (one :class:`Op` per pc, costed from the H100's
+calibration) and per-warp streams of pcs, and checks a relation the timing model must
+keep: dependent chains pay the latency, enough warps hide it until the schedulers'
+issue rate binds, pipes and DRAM bandwidth limit throughput, barriers hold a block.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kerncast.emu import emulate
+from kerncast.ptx import parse, read_registers, written_registers
+from kerncast.sim import machine_for
+from kerncast.sim._machine import PIPES
+from kerncast.sim._memory import RequestCost
+from kerncast.sim._pipeline import K_ALU, K_BAR, K_MEM, Op, build_table, simulate_round
+from kerncast.trace import KINDS, SPACES
+
+LOAD, STORE = KINDS.index("load"), KINDS.index("store")
+GLOBAL = SPACES.index("global")
+N = 200  # instructions per warp in most tests
+
+
+@pytest.fixture(scope="module")
+def machine():
+    return machine_for("h100")
+
+
+def _alu(machine, cls="fp32", srcs=(), dsts=()) -> Op:
+    return Op(K_ALU, PIPES.index(machine.pipe_of[cls]), machine.issue[cls], 1,
+              machine.latency[cls], tuple(srcs), tuple(dsts))
+
+
+def _mem(srcs=(), dsts=()) -> Op:
+    return Op(K_MEM, PIPES.index("lsu"), 1.0, 1, 0.0, tuple(srcs), tuple(dsts))
+
+
+def _bar() -> Op:
+    return Op(K_BAR, PIPES.index("ctrl"), 1.0, 1, 1.0, (), ())
+
+
+def _nregs(table) -> int:
+    return 1 + max((r for op in table for r in op.srcs + op.dsts), default=0)
+
+
+def _run(machine, streams, table, costs=None, *, wpb=1, active=132, l1=200 * 1024,
+         l2=400 * 1024, **kw):
+    """Simulate ``streams`` (lists of pcs; request keys use step 0 and the warp's index)."""
+    arrays = [(np.asarray(p, np.int64), np.zeros(len(p), np.int64)) for p in streams]
+    return simulate_round(arrays, table, _nregs(table), costs or {}, machine,
+                          active_sms=active, warps_per_block=wpb, l1_bytes=l1,
+                          l2_share_bytes=l2, **kw)
+
+
+# -- compute -----------------------------------------------------------------------------
+
+def test_dependent_chain_costs_latency_times_length(machine):
+    chain = [_alu(machine, srcs=(0,), dsts=(0,))]
+    result = _run(machine, [[0] * N], chain)
+    assert result.cycles == pytest.approx(N * machine.latency["fp32"], rel=0.02)
+    assert result.instructions == N and result.scale == 1.0
+
+
+def test_fp64_chain_is_slower_than_fp32_chain_by_the_latency_ratio(machine):
+    fp32 = _run(machine, [[0] * N], [_alu(machine, "fp32", (0,), (0,))]).cycles
+    fp64 = _run(machine, [[0] * N], [_alu(machine, "fp64", (0,), (0,))]).cycles
+    assert fp64 / fp32 == pytest.approx(machine.latency["fp64"] / machine.latency["fp32"],
+                                        rel=0.05)
+
+
+def test_independent_instructions_issue_one_per_cycle(machine):
+    table = [_alu(machine, dsts=(i,)) for i in range(N)]
+    result = _run(machine, [list(range(N))], table)
+    assert N <= result.cycles <= N + machine.latency["fp32"] + 2
+
+
+@pytest.mark.parametrize("factor", [2, 4])
+def test_compute_cycles_scale_with_instruction_count(machine, factor):
+    chain = [_alu(machine, srcs=(0,), dsts=(0,))]
+    warps = 8
+    short = _run(machine, [[0] * N] * warps, chain).cycles
+    long = _run(machine, [[0] * (factor * N)] * warps, chain).cycles
+    assert long / short == pytest.approx(factor, rel=0.02)
+
+
+def test_more_warps_hide_latency_until_issue_bound(machine):
+    """Warps on the same scheduler overlap their chains: the round takes the chain's
+    latency while a scheduler has fewer warps than the latency covers, then grows with
+    the warps (one instruction per scheduler per cycle)."""
+    chain = [_alu(machine, srcs=(0,), dsts=(0,))]
+    latency, schedulers = machine.latency["fp32"], machine.schedulers
+    cycles = {w: _run(machine, [[0] * N] * w, chain).cycles for w in (1, 4, 8, 16, 32, 64)}
+    # latency-bound: up to latency/issue warps per scheduler cost no more than one warp
+    for w in (4, 8, 16):
+        assert cycles[w] == pytest.approx(cycles[1], rel=0.02)
+    # issue-bound: N instructions per warp, w / schedulers warps per scheduler
+    for w in (32, 64):
+        assert cycles[w] == pytest.approx(N * w / schedulers, rel=0.02)
+    rates = [w * N / cycles[w] for w in sorted(cycles)]
+    assert all(b >= a for a, b in zip(rates, rates[1:]))
+    assert max(rates) <= schedulers / machine.issue["fp32"] * 1.001
+    assert cycles[1] == pytest.approx(N * latency, rel=0.02)
+
+
+def test_a_half_rate_pipe_halves_throughput(machine):
+    """fp64 FMAs occupy their pipe for two cycles per warp instruction on the H100."""
+    assert machine.issue["fp64"] == 2 * machine.issue["fp32"]
+    warps = 32
+    fp32 = [_alu(machine, "fp32", dsts=(i,)) for i in range(N)]
+    fp64 = [_alu(machine, "fp64", dsts=(i,)) for i in range(N)]
+    t32 = _run(machine, [list(range(N))] * warps, fp32)
+    t64 = _run(machine, [list(range(N))] * warps, fp64)
+    assert t64.cycles == pytest.approx(2 * t32.cycles, rel=0.03)
+    per_scheduler = N * warps / machine.schedulers
+    assert t64.busy["fp64"] == pytest.approx(per_scheduler * machine.issue["fp64"])
+    assert t32.busy["fma"] == pytest.approx(per_scheduler * machine.issue["fp32"])
+    assert t32.busy["fp64"] == 0.0
+
+
+def test_simulation_is_deterministic(machine):
+    table = [_alu(machine, "fp32", (0,), (1,)), _alu(machine, "sfu", (1,), (0,)),
+             _mem((0,), (2,)), _alu(machine, "int", (2,), (0,))]
+    costs = {(w, 0, 2): RequestCost(LOAD, GLOBAL, tuple(range(w * 4, w * 4 + 4)), 1, 1, 1.0)
+             for w in range(12)}
+    streams = [[0, 1, 2, 3] * 20] * 12
+    first = _run(machine, streams, table, costs, wpb=4)
+    second = _run(machine, streams, table, costs, wpb=4)
+    assert first == second
+    assert first.cycles > 0 and first.instructions == 12 * 80
+
+
+# -- barriers ----------------------------------------------------------------------------
+
+def test_barrier_holds_a_block_until_its_slowest_warp_arrives(machine):
+    """Warp 0 runs a long chain before the barrier, warp 1 reaches it at once: in one
+    block warp 1 waits for the chain; in separate blocks it does not."""
+    table = [_alu(machine, srcs=(0,), dsts=(0,)), _bar(), _alu(machine, dsts=(1,))]
+    slow, fast = [0] * N + [1, 2], [1, 2]
+    chain = N * machine.latency["fp32"]
+    together = _run(machine, [slow, fast], table, wpb=2)
+    apart = _run(machine, [slow, fast], table, wpb=1)
+    assert together.barrier_wait >= chain
+    assert together.barrier_wait == pytest.approx(chain + 2 * machine.barrier_cycles(2),
+                                                  abs=0.05 * chain)
+    assert apart.barrier_wait == pytest.approx(2 * machine.barrier_cycles(1), abs=4)
+    assert together.cycles >= chain + machine.barrier_cycles(2)
+
+
+def test_barrier_cost_grows_with_the_warps_of_a_block(machine):
+    table = [_bar()]
+    small = _run(machine, [[0] * 10] * 2, table, wpb=2)
+    large = _run(machine, [[0] * 10] * 32, table, wpb=32)
+    assert machine.barrier_cycles(32) > machine.barrier_cycles(2)
+    assert large.cycles > small.cycles
+    assert small.cycles >= 10 * machine.barrier_cycles(2)
+
+
+# -- memory ------------------------------------------------------------------------------
+
+def _load_then_use(machine):
+    return [_mem(dsts=(0,)), _alu(machine, "int", (0,), (1,))]
+
+
+def _one_load(share: float) -> dict:
+    return {(0, 0, 0): RequestCost(LOAD, GLOBAL, (0, 1, 2, 3), 1, 1, share)}
+
+
+def test_a_load_costs_the_latency_of_the_level_it_reaches(machine):
+    table = _load_then_use(machine)
+    dram = _run(machine, [[0, 1]], table, _one_load(1.0)).cycles
+    l2 = _run(machine, [[0, 1]], table, _one_load(0.0)).cycles
+    assert dram >= machine.dram_latency
+    assert machine.l2_latency <= l2 < machine.dram_latency
+    assert dram - l2 == pytest.approx(machine.dram_latency - machine.l2_latency, rel=0.05)
+
+
+def test_a_reload_hits_in_l1(machine):
+    table = _load_then_use(machine) + [_mem(dsts=(2,)), _alu(machine, "int", (2,), (3,))]
+    sectors = (0, 1, 2, 3)
+    costs = {(0, 0, 0): RequestCost(LOAD, GLOBAL, sectors, 1, 1, 1.0),
+             (0, 0, 2): RequestCost(LOAD, GLOBAL, sectors, 1, 1, 1.0)}
+    once = _run(machine, [[0, 1]], table, costs).cycles
+    twice = _run(machine, [[0, 1, 2, 3]], table, costs)
+    assert twice.cycles - once <= machine.l1_latency + 10
+    assert twice.caches["l1_hits"] == 4
+
+
+def _streaming_costs(warps: int, loads: int) -> tuple[dict, list[list[int]], list[Op]]:
+    """Every warp loads ``loads`` distinct 128-byte lines (independent loads)."""
+    table = [_mem(dsts=(i,)) for i in range(loads)]
+    costs = {}
+    for w in range(warps):
+        for i in range(loads):
+            first = (w * loads + i) * 4
+            costs[(w, 0, i)] = RequestCost(LOAD, GLOBAL, tuple(range(first, first + 4)), 1, 1,
+                                           1.0)
+    return costs, [list(range(loads))] * warps, table
+
+
+def test_streaming_loads_run_at_this_sms_share_of_dram_bandwidth(machine):
+    warps, loads = 64, 40
+    costs, streams, table = _streaming_costs(warps, loads)
+    result = _run(machine, streams, table, costs, active=132)
+    nbytes = warps * loads * 128
+    per_sm = min(machine.dram_bytes_per_cycle() / 132, machine.sm_dram_bytes_per_cycle())
+    assert result.dram_bytes == pytest.approx(nbytes)
+    assert result.cycles >= nbytes / per_sm * (1 - 1e-9)
+    assert result.cycles == pytest.approx(nbytes / per_sm, rel=0.1)
+
+
+def test_fewer_active_sms_leave_each_more_bandwidth(machine):
+    costs, streams, table = _streaming_costs(64, 40)
+    crowded = _run(machine, streams, table, costs, active=132).cycles
+    alone = _run(machine, streams, table, costs, active=16).cycles
+    # one SM cannot draw more than its own limit, however few SMs share the DRAM
+    ratio = min(machine.dram_bytes_per_cycle() / 16, machine.sm_dram_bytes_per_cycle()) / \
+        (machine.dram_bytes_per_cycle() / 132)
+    assert alone < crowded
+    assert crowded / alone == pytest.approx(ratio, rel=0.15)
+
+
+def test_data_that_fits_in_the_l2_share_is_read_from_dram_once(machine):
+    """Every warp reads its own 32 KiB twice, 512 KiB in all (far more than the L1
+    holds): with all of it inside this SM's L2 share the second pass hits, with a share
+    smaller than the data read between the two passes DRAM serves both."""
+    warps, loads = 16, 256
+    region = warps * loads * 4  # sectors
+    table = [_mem(dsts=(i % 8,)) for i in range(2 * loads)]
+    costs = {}
+    for w in range(warps):
+        for i in range(2 * loads):
+            first = (w * loads + i % loads) * 4
+            costs[(w, 0, i)] = RequestCost(LOAD, GLOBAL, tuple(range(first, first + 4)), 1, 1,
+                                           1.0)
+    streams = [list(range(2 * loads))] * warps
+    fits = _run(machine, streams, table, costs, l1=16 * 1024, l2=2 * region * 32)
+    spills = _run(machine, streams, table, costs, l1=16 * 1024, l2=region * 32 // 16)
+    assert fits.dram_bytes == pytest.approx(region * 32)
+    assert spills.dram_bytes == pytest.approx(2 * region * 32)
+    assert fits.caches["l2_hits"] > spills.caches["l2_hits"]
+    assert fits.cycles < 0.75 * spills.cycles
+
+
+def test_stores_do_not_stall_the_warp_but_their_bytes_take_time(machine):
+    warps, stores = 32, 40
+    table = [_mem(srcs=(0,))] * stores
+    costs = {(w, 0, i): RequestCost(STORE, GLOBAL, tuple(range((w * stores + i) * 4,
+                                                               (w * stores + i) * 4 + 4)),
+                                    1, 1, 1.0)
+             for w in range(warps) for i in range(stores)}
+    result = _run(machine, [list(range(stores))] * warps, table, costs)
+    nbytes = warps * stores * 128
+    per_sm = min(machine.dram_bytes_per_cycle() / 132, machine.sm_dram_bytes_per_cycle())
+    assert result.dram_bytes == pytest.approx(nbytes)
+    assert result.cycles >= nbytes / per_sm * (1 - 1e-9)
+    # a single store issues and the warp moves on: no memory latency on the chain
+    one = _run(machine, [[0, 1]], [_mem(), _alu(machine, dsts=(1,))],
+               {(0, 0, 0): RequestCost(STORE, GLOBAL, (0,), 1, 1, 1.0)})
+    assert one.cycles < machine.l2_latency
+
+
+# -- long streams ------------------------------------------------------------------------
+
+def test_long_streams_are_sampled_and_extrapolated(machine):
+    table = [_alu(machine, "fp32", (i % 4,), (i % 4,)) for i in range(8)]
+    streams = [list(range(8)) * 500] * 16  # 64,000 instructions
+    full = _run(machine, streams, table, budget=10**6)
+    sampled = _run(machine, streams, table, budget=8_000)
+    assert full.scale == 1.0 and sampled.scale == pytest.approx(8.0, rel=0.05)
+    assert sampled.instructions == full.instructions == 64_000
+    assert sampled.cycles == pytest.approx(full.cycles, rel=0.05)
+    assert sampled.busy["fma"] == pytest.approx(full.busy["fma"], rel=0.01)
+
+
+# -- tables from real PTX ----------------------------------------------------------------
+
+CHAIN = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry chain(.param .u64 out, .param .f32 m, .param .f32 c)
+{
+.reg .f32 %f<4>; .reg .u64 %rd<4>; .reg .u32 %r<2>;
+ld.param.f32 %f2, [m]; ld.param.f32 %f3, [c];
+mov.f32 %f1, 0f3F800000;
+""" + "fma.rn.f32 %f1, %f1, %f2, %f3;\n" * 64 + """ld.param.u64 %rd1, [out];
+mov.u32 %r1, %tid.x; mul.wide.u32 %rd2, %r1, 4; add.u64 %rd3, %rd1, %rd2;
+st.global.f32 [%rd3], %f1;
+ret;
+}
+"""
+
+
+def _emulated(ptx: str, threads: int):
+    out = np.zeros(threads, np.float32)
+    return emulate(parse(ptx), ((1,), (threads,)), [out, np.float32(0.5), np.float32(1.0)])
+
+
+def _streams(trace):
+    out = []
+    for _, ws in sorted(trace.streams().items()):
+        out.append((ws.pcs(), np.repeat(ws.order, ws.end - ws.start)))
+    return out
+
+
+def test_table_of_an_fma_chain_from_ptx(machine):
+    trace = _emulated(CHAIN, 32).trace
+    table, nregs, _ = build_table(trace.program, machine)
+    assert len(table) == len(trace.program.items)
+    fma = [op for op, item in zip(table, trace.program.items)
+           if item.kind == "op" and item.instr.opcode == "fma"]
+    assert len(fma) == 64
+    assert all(op.latency == machine.latency["fp32"] and op.kind == K_ALU for op in fma)
+    result = simulate_round(_streams(trace), table, nregs, {}, machine, active_sms=1,
+                            warps_per_block=1, l1_bytes=200 * 1024,
+                            l2_share_bytes=1 << 20)
+    assert result.cycles >= 64 * machine.latency["fp32"]
+    assert result.cycles < 64 * machine.latency["fp32"] + 200
+
+
+@pytest.mark.toolchain
+def test_segment_orders_keep_every_instruction_after_its_producers(machine):
+    from kerncast.corpus import get_kernel
+    from kerncast.emu import build_program
+    from kerncast.frontend import compile as compile_source
+
+    kernel = get_kernel("matmul_tiled")
+    config = kernel.launch("small")
+    tu = compile_source(str(kernel.source_path("cuda")), lang="cuda", arch="h100-sxm",
+                        defines=dict(config.defines))
+    program = build_program(tu.module.kernel(tu.kernel(kernel.entry).entry), tu.module)
+    _, _, orders = build_table(program, machine)
+    assert orders  # the tiled multiply has segments worth reordering
+    for start, order in orders.items():
+        assert sorted(order) == list(range(start, start + len(order)))
+        assert _raw_violations(program, start, order) == []
+
+
+def _raw_violations(program, start: int, order) -> list[tuple[int, int]]:
+    """(producer, consumer) pairs of a segment that ``order`` issues the wrong way round."""
+    position = {pc: i for i, pc in enumerate(order)}
+    last_write: dict[str, int] = {}
+    wrong = []
+    for pc in range(start, start + len(order)):
+        item = program.items[pc]
+        if item.kind != "op":
+            continue
+        for reg in read_registers(item.instr):
+            producer = last_write.get(item.frame.reg(reg))
+            if producer is not None and position[producer] > position[pc]:
+                wrong.append((producer, pc))
+        for reg in written_registers(item.instr):
+            last_write[item.frame.reg(reg)] = pc
+    return wrong

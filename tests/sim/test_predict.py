@@ -1,0 +1,274 @@
+"""Static predictions of whole launches: physical relations the predicted times keep.
+
+Launches are corpus kernels at size ``small``, or at a problem size chosen here (a
+``LaunchConfig`` with other parameters and grid) to put a kernel in the regime a test
+needs: a streaming copy large enough to be bound by DRAM bandwidth, a compute chain
+filling exactly one, two or three waves of blocks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+
+import pytest
+
+import kerncast.emu
+from kerncast import InputError
+from kerncast.corpus import get_kernel
+from kerncast.models import BREAKDOWN_KEYS
+from kerncast.sim import machine_for, predict_launch
+
+H100 = "h100"
+
+pytestmark = pytest.mark.toolchain  # compiles corpus kernels
+
+
+@functools.cache
+def _machine(device: str = H100):
+    return machine_for(device)
+
+
+def _dram_seconds(nbytes: float, device: str = H100) -> float:
+    m = _machine(device)
+    return nbytes / (m.dram_bytes_per_cycle() * m.clock_hz)
+
+
+def _copy(n: int):
+    """copy_vector over ``n`` floats: reads and writes ``4 n`` bytes each."""
+    kernel = get_kernel("copy_vector")
+    base = kernel.launch("small", {"bx": 256, "vec": 4})
+    return kernel, dataclasses.replace(base, params={"n": n}, grid=(n // (4 * 256),))
+
+
+def _strided(n: int, stride: int):
+    kernel = get_kernel("copy_strided")
+    base = kernel.launch("small", {"bx": 256, "stride": stride})
+    cols = n // stride
+    return kernel, dataclasses.replace(base, params={"n": n},
+                                       grid=(math.ceil(cols / 256), stride))
+
+
+def _fma(blocks: int, iters: int):
+    """arith_fp32 with ``blocks`` blocks of 256 threads, 2 chains of ``iters`` FMAs each."""
+    kernel = get_kernel("arith_fp32")
+    base = kernel.launch("small", {"bx": 256, "ilp": 2})
+    return kernel, dataclasses.replace(base, params={"n": blocks * 512, "iters": iters},
+                                       grid=(blocks,))
+
+
+def _execute(result, device: str = H100) -> float:
+    """The predicted time less the fixed launch cost."""
+    return result.seconds - _machine(device).launch_fixed_seconds()
+
+
+# -- memory-bound ------------------------------------------------------------------------
+
+def test_a_streaming_copy_approaches_bytes_over_dram_bandwidth():
+    ratios = []
+    for n in (1 << 20, 1 << 24, 1 << 26):
+        result = predict_launch(*_copy(n), H100)
+        ideal = _dram_seconds(8 * n)
+        assert result.seconds >= ideal
+        ratios.append(result.seconds / ideal)
+    assert ratios[0] > ratios[1] > ratios[2]
+    assert ratios[2] < 1.1
+    big = predict_launch(*_copy(1 << 26), H100)
+    assert big.bottleneck == "memory"
+    assert big.based_on["inputs"] == "zeros" and not big.based_on["data_dependent"]
+
+
+def test_data_that_fits_in_the_l2_is_faster_per_byte():
+    """A stride-8 gather reads each 32-byte sector for one float; the other floats of the
+    sector are read by other blocks. When the input fits in the L2 (16 MiB of 50) the
+    reuse hits there; at 256 MiB every block's sectors come from DRAM again."""
+    small_n, large_n = 1 << 22, 1 << 26
+    small = predict_launch(*_strided(small_n, 8), H100)
+    large = predict_launch(*_strided(large_n, 8), H100)
+    per_small = _execute(small) / small_n
+    per_large = _execute(large) / large_n
+    assert per_small < 0.7 * per_large
+    assert small.based_on["dram_bytes_per_round"] < large.based_on["dram_bytes_per_round"]
+    # with stride 1 there is no reuse to catch: the two sizes cost about the same per byte
+    contiguous = [_execute(predict_launch(*_strided(n, 1), H100)) / n for n in (small_n, large_n)]
+    assert contiguous[0] == pytest.approx(contiguous[1], rel=0.3)
+
+
+def test_h200_predicts_a_memory_bound_kernel_no_slower_than_h100():
+    kernel, config = _copy(1 << 26)
+    h100 = predict_launch(kernel, config, "h100")
+    h200 = predict_launch(kernel, config, "h200")
+    assert h200.seconds <= h100.seconds
+    bandwidth = (_machine("h200").dram_bytes_per_cycle() * _machine("h200").clock_hz) / \
+        (_machine("h100").dram_bytes_per_cycle() * _machine("h100").clock_hz)
+    assert _execute(h100) / _execute(h200, "h200") == pytest.approx(bandwidth, rel=0.1)
+    assert h200.based_on["device"] == "h200" and h200.based_on["adapted_from"] is None
+
+
+# -- compute-bound and waves -------------------------------------------------------------
+
+WAVE = 8 * 132  # arith_fp32 at 256 threads: 8 blocks per SM (warps limit), 132 SMs
+
+
+def test_the_wave_is_what_the_occupancy_allows():
+    result = predict_launch(*_fma(WAVE, 64), H100)
+    assert result.based_on["blocks_per_sm"] * result.based_on["sm_count"] == WAVE
+    assert result.based_on["waves"] == 1
+
+
+def test_time_steps_with_waves():
+    rounds = {}
+    for blocks in (WAVE, WAVE + 1, 2 * WAVE, 3 * WAVE):
+        rounds[blocks] = predict_launch(*_fma(blocks, 256), H100)
+    assert [rounds[b].based_on["waves"] for b in sorted(rounds)] == [1, 2, 2, 3]
+    one = rounds[WAVE]
+    cycles = one.based_on["round_cycles"] / _machine().clock_hz
+    for k in (1, 2, 3):
+        assert _execute(rounds[k * WAVE]) == pytest.approx(k * cycles, rel=1e-6)
+    # one block more than a wave adds a tail wave: one block's time, less than a full round
+    tail = _execute(rounds[WAVE + 1]) - _execute(one)
+    assert 0.05 * cycles < tail < 0.8 * cycles
+
+
+def test_compute_time_scales_with_the_work_and_respects_the_fma_peak():
+    short = predict_launch(*_fma(WAVE, 512), H100)
+    long = predict_launch(*_fma(WAVE, 1024), H100)
+    assert _execute(long) / _execute(short) == pytest.approx(2.0, rel=0.15)
+    assert long.bottleneck == "compute"
+    m = _machine()
+    fmas = WAVE * 256 * 2 * 1024
+    peak = fmas / (m.sm_count * 128 * m.clock_hz)  # 128 fp32 lanes per SM
+    assert _execute(long) >= peak
+    assert long.breakdown["compute"] == pytest.approx(peak, rel=0.1)
+
+
+def test_fewer_sms_take_longer():
+    kernel, config = _fma(WAVE, 256)
+    full = predict_launch(kernel, config, H100)
+    half = predict_launch(kernel, config, H100, sm_count=66)
+    assert half.based_on["sm_count"] == 66 and half.based_on["waves"] == 2
+    assert _execute(half) == pytest.approx(2 * _execute(full), rel=0.05)
+
+
+# -- the breakdown -----------------------------------------------------------------------
+
+SMALL_KERNELS = ("copy_vector", "matmul_tiled", "reduce_tree", "histo_global")
+
+
+@pytest.mark.parametrize("name", SMALL_KERNELS)
+def test_breakdown_parts_are_non_negative_and_relate_to_the_total(name):
+    kernel = get_kernel(name)
+    result = predict_launch(kernel, kernel.launch("small"), H100)
+    parts = result.breakdown
+    assert set(parts) == set(BREAKDOWN_KEYS)
+    assert all(v >= 0 and math.isfinite(v) for v in parts.values())
+    assert math.isfinite(result.seconds) and result.seconds > 0
+    assert parts["launch"] >= _machine().launch_fixed_seconds()
+    assert result.seconds >= parts["launch"]
+    # latency is what the busiest of compute and memory leaves unexplained
+    busiest = max(parts["compute"], parts["memory"])
+    assert parts["latency"] == pytest.approx(max(result.seconds - parts["launch"] - busiest,
+                                                 0.0), abs=1e-15)
+    assert result.bottleneck == max(parts, key=parts.get)
+    assert result.based_on["blocks"] == kernel.launch("small").blocks
+
+
+def test_breakdown_of_large_launches_is_dominated_by_their_bottleneck():
+    copy = predict_launch(*_copy(1 << 26), H100)
+    assert copy.breakdown["memory"] >= 0.9 * _execute(copy)
+    assert copy.breakdown["memory"] <= copy.seconds
+    chain = predict_launch(*_fma(2 * WAVE, 1024), H100)
+    assert chain.breakdown["compute"] >= 0.5 * _execute(chain)
+    assert chain.breakdown["compute"] <= chain.seconds
+
+
+def test_kernels_with_barriers_have_synchronisation_time():
+    kernel = get_kernel("matmul_tiled")
+    result = predict_launch(kernel, kernel.launch("small"), H100)
+    assert result.breakdown["synchronisation"] > 0
+    no_barrier = predict_launch(*_copy(1 << 16), H100)
+    assert no_barrier.breakdown["synchronisation"] == 0
+
+
+def test_synchronisation_is_at_least_the_barrier_cost_of_each_warp():
+    """matmul_tiled at size small (n=48, tile 16, one block per SM) passes 2 barriers per
+    tile, 6 per warp; every barrier costs each warp of the 8-warp block at least the
+    calibrated barrier cost, so a warp spends at least 6 x barrier_cycles(8) cycles (about
+    88 ns) at barriers."""
+    kernel = get_kernel("matmul_tiled")
+    result = predict_launch(kernel, kernel.launch("small"), H100)
+    m = _machine()
+    floor = 6 * m.barrier_cycles(8) / m.clock_hz
+    assert result.breakdown["synchronisation"] >= floor
+
+
+@pytest.mark.parametrize("name", ("copy_vector", "histo_global"))
+def test_predictions_are_deterministic(name):
+    kernel = get_kernel(name)
+    first = predict_launch(kernel, kernel.launch("small"), H100)
+    second = predict_launch(kernel, kernel.launch("small"), H100)
+    assert first.seconds == second.seconds and first.breakdown == second.breakdown
+    assert first.bottleneck == second.bottleneck
+
+
+def test_a_data_dependent_kernel_is_emulated_on_generated_inputs():
+    kernel = get_kernel("bfs_frontier_expand")
+    result = predict_launch(kernel, kernel.launch("small"), H100)
+    assert result.based_on["data_dependent"] and result.based_on["inputs"] == "generated"
+    assert result.seconds > _machine().launch_fixed_seconds()
+
+
+def test_an_uncalibrated_device_says_whose_calibration_it_borrowed():
+    kernel = get_kernel("copy_vector")
+    result = predict_launch(kernel, kernel.launch("small"), "a100-80gb")
+    assert result.based_on["adapted_from"] == "h100-sxm"
+    assert result.based_on["sm_count"] == 108
+
+
+# -- bad input ---------------------------------------------------------------------------
+
+def test_a_block_too_large_for_the_device_is_bad_input():
+    kernel, config = _copy(1 << 16)
+    config = dataclasses.replace(config, block=(2048,), grid=(8,))
+    with pytest.raises(InputError, match="block size 2048 exceeds .*1024 threads per block"):
+        predict_launch(kernel, config, H100)
+
+
+def test_too_much_shared_memory_is_bad_input():
+    kernel, config = _copy(1 << 16)
+    config = dataclasses.replace(config, dynamic_shared=300_000)
+    with pytest.raises(InputError, match="300000 bytes of shared memory .*use less"):
+        predict_launch(kernel, config, H100)
+
+
+def test_an_unknown_kernel_is_bad_input():
+    with pytest.raises(InputError, match="no corpus kernel 'copy_vectr'; did you mean "
+                                         "copy_vector"):
+        get_kernel("copy_vectr")
+
+
+def test_an_unknown_device_is_bad_input():
+    kernel = get_kernel("copy_vector")
+    with pytest.raises(InputError, match="unknown device 'no-such-gpu'"):
+        predict_launch(kernel, kernel.launch("small"), "no-such-gpu")
+
+
+def test_an_emulation_over_its_step_budget_is_bad_input(monkeypatch):
+    monkeypatch.setattr(kerncast.emu, "emulate",
+                        functools.partial(kerncast.emu.emulate, step_budget=50))
+    kernel = get_kernel("arith_fp32")
+    with pytest.raises(InputError, match="arith_fp32 did not finish within 50 "
+                                         "warp-instruction steps"):
+        predict_launch(kernel, kernel.launch("small"), H100)
+
+
+def test_buffers_that_do_not_fit_the_device_are_bad_input():
+    """matmul_naive at n = 131072 needs three 64 GiB matrices, 192 GiB in all, on an 80 GiB
+    H100: the launch cannot run, and predicting it says so before anything is allocated."""
+    kernel = get_kernel("matmul_naive")
+    n = 131072
+    config = dataclasses.replace(kernel.launch("small"), params={"n": n},
+                                 grid=(n // 16, n // 16))
+    with pytest.raises(InputError, match="GiB"):
+        predict_launch(kernel, config, H100)
