@@ -120,8 +120,8 @@ def test_tables_agree_with_the_predictions(result):
         assert np.allclose(ape, ok["ape_pct"])
     groups = result.groups
     assert set(groups.columns) >= {"model", "kernel", "size", "spearman", "regret_pct"}
-    # roofline predicts one time per (kernel, size): it ranks nothing
-    assert (groups.loc[groups["model"] == "roofline", "spearman"].dropna() == 0).all()
+    # the roofline's emulator counts differ from config to config: it ranks them
+    assert groups.loc[groups["model"] == "roofline", "spearman"].notna().any()
 
 
 def test_timings_and_explanations_are_recorded(result):
@@ -129,7 +129,7 @@ def test_timings_and_explanations_are_recorded(result):
     assert (pm["s_per_prediction"] > 0).all() and (pm["fit_s"] >= 0).all()
     roof = result.predictions[(result.predictions["model"] == "roofline") & result.predictions["ok"]]
     assert set(roof["bottleneck"]) <= {"compute", "memory"}
-    assert set(roof["work"]) == {"algorithmic"}
+    assert set(roof["work"]) == {"emulator"}
 
 
 def test_comparison_table_is_the_surveys_table_2(result):

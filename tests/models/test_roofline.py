@@ -7,17 +7,12 @@ import json
 import pandas as pd
 import pytest
 
-import kerncast.ptx
 from kerncast import InputError
+from kerncast.corpus import get_kernel
 from kerncast.data import Dataset
 from kerncast.devices import get_device
 from kerncast.models import LAUNCH_OVERHEAD_H100_S, Roofline
-from kerncast.models.work import WorkCounts, WorkUnavailable, _counts
-
-
-@pytest.fixture(autouse=True)
-def _no_static_counts(monkeypatch):
-    monkeypatch.delattr(kerncast.ptx, "dynamic_instruction_mix", raising=False)
+from kerncast.models.work import WorkCounts, WorkUnavailable, _counts, _emulator, emulator_counts
 
 
 def _rows(*rows):
@@ -28,7 +23,7 @@ def _rows(*rows):
 
 def test_compute_bound_matmul_at_full_and_half_sms():
     data = _rows({}, {"sm_count": 66})
-    full, half = Roofline().fit(data).explain(data)
+    full, half = Roofline(work="algorithmic").fit(data).explain(data)
     h100 = get_device("h100")
     peak = 2 * 128 * 132 * 1980e6  # fp32 FMA lanes x 2 flops x SMs x boost clock
     assert h100.peak_fp32_gflops * 1e9 == pytest.approx(peak)
@@ -46,7 +41,7 @@ def test_compute_bound_matmul_at_full_and_half_sms():
 
 def test_memory_bound_when_flops_are_few_and_bandwidth_is_not_scaled(monkeypatch):
     class Stream:
-        name, priority, description = "stream-for-tests", 1, "test"
+        name, priority, description = "stream-for-tests", -1, "test"
 
         def counts(self, kernel, config, language="cuda"):
             return WorkCounts(1e6, 0, 8e9, 4e9, None, self.name)
@@ -60,7 +55,7 @@ def test_memory_bound_when_flops_are_few_and_bandwidth_is_not_scaled(monkeypatch
 
 def test_double_precision_uses_the_fp64_peak(monkeypatch):
     class Doubles:
-        name, priority, description = "doubles-for-tests", 1, "test"
+        name, priority, description = "doubles-for-tests", -1, "test"
 
         def counts(self, kernel, config, language="cuda"):
             return WorkCounts(0, 1e12, 0, 0, None, self.name)
@@ -71,11 +66,28 @@ def test_double_precision_uses_the_fp64_peak(monkeypatch):
     assert p.based_on["precision"] == "fp64"
 
 
-def test_named_work_source_is_used_or_its_failure_reported():
+@pytest.mark.toolchain  # compiles the kernel for the emulator
+def test_work_comes_from_the_emulator_by_default():
+    data = _rows({"kernel": "matmul_naive", "size": "small",
+                  "tunables": json.dumps({"bx": 16, "by": 16})})
+    (p,) = Roofline().fit(data).explain(data)
+    kernel = get_kernel("matmul_naive")
+    counts = emulator_counts(kernel, kernel.launch("small", {"bx": 16, "by": 16}))
+    assert p.based_on["work"] == "emulator"
+    assert p.based_on["flops"] == 2 * 48**3 == counts.flops
+    assert p.based_on["bytes"] == counts.bytes_global
+
+
+@pytest.mark.toolchain
+def test_named_work_source_is_used_or_its_failure_reported(monkeypatch):
     data = _rows({})
     assert Roofline(work="algorithmic").fit(data).explain(data)[0].based_on["work"] == "algorithmic"
-    with pytest.raises(WorkUnavailable, match="kerncast.ptx.dynamic_instruction_mix"):
-        Roofline(work="static").fit(data).predict(data)
+    monkeypatch.setattr(_emulator, "BLOCK_STEPS", 1000)
+    with pytest.raises(WorkUnavailable, match="emulating block 0 of matmul_tiled takes more "
+                                              "than 1,000 warp instructions"):
+        Roofline(work="emulator").fit(data).predict(data)
+    (p,) = Roofline().fit(data).explain(data)
+    assert p.based_on["work"] == "algorithmic"  # auto falls back
 
 
 def test_kernels_outside_the_corpus_fail_with_the_corpus_message():

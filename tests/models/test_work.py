@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-import kerncast.ptx
 from kerncast import InputError
 from kerncast.corpus import get_kernel
 from kerncast.models.work import (
@@ -12,9 +11,7 @@ from kerncast.models.work import (
     WorkUnavailable,
     _counts,
     compulsory_bytes,
-    counts_from_mix,
     list_providers,
-    static_counts,
     work_counts,
 )
 
@@ -37,27 +34,11 @@ def test_algorithmic_counts_are_the_textbook_ones(matmul):
 
 
 def test_providers_are_ordered_best_first():
-    assert list_providers().index("static") < list_providers().index("algorithmic")
-
-
-def test_static_counts_say_what_is_missing(matmul, monkeypatch):
-    monkeypatch.delattr(kerncast.ptx, "dynamic_instruction_mix", raising=False)
-    with pytest.raises(WorkUnavailable, match="need kerncast.ptx.dynamic_instruction_mix"):
-        static_counts(*matmul)
-
-
-def test_auto_takes_the_best_provider_that_answers(matmul, monkeypatch):
-    monkeypatch.delattr(kerncast.ptx, "dynamic_instruction_mix", raising=False)
-    assert work_counts(*matmul).source == "algorithmic"
-    monkeypatch.setattr(kerncast.ptx, "dynamic_instruction_mix",
-                        lambda kernel, config, language: {"f32.fma": 10}, raising=False)
-    counts = work_counts(*matmul)
-    assert counts.source == "static" and counts.flops_fp32 == 20
+    assert list_providers().index("emulator") < list_providers().index("algorithmic")
 
 
 def test_auto_reports_every_reason_when_none_answers(monkeypatch):
-    kernel = get_kernel("matmul_naive")
-    monkeypatch.delattr(kerncast.ptx, "dynamic_instruction_mix", raising=False)
+    kernel = get_kernel("copy_vector")  # mem_stride.py defines no work()
 
     class Refuses:
         name, priority, description = "refuses", 5, "test"
@@ -66,27 +47,18 @@ def test_auto_reports_every_reason_when_none_answers(monkeypatch):
             raise WorkUnavailable("never")
 
     monkeypatch.setattr(_counts, "_PROVIDERS", {"refuses": Refuses(),
-                                                "static": _counts._PROVIDERS["static"]})
+                                                "algorithmic": _counts._PROVIDERS["algorithmic"]})
     with pytest.raises(WorkUnavailable) as err:
         work_counts(kernel, kernel.launch("small"))
-    assert str(err.value).startswith("no work source can count matmul_naive: refuses: never; "
-                                     "static: static PTX work counts need")
+    assert str(err.value).startswith("no work source can count copy_vector: refuses: never; "
+                                     "algorithmic: the corpus module mem_stride.py defines no "
+                                     "work(kernel, params)")
 
 
 def test_unknown_provider_lists_the_known_ones(matmul):
-    with pytest.raises(InputError, match="unknown work source 'emu'; the known ones are: static"):
+    with pytest.raises(InputError, match="unknown work source 'emu'; the known ones are: "
+                                         "emulator, algorithmic \\(or 'auto'"):
         work_counts(*matmul, provider="emu")
-
-
-def test_counts_from_mix_converts_instruction_classes():
-    counts = counts_from_mix({"f32.fma": 100, "f32.add": 10, "f64.mul": 7, "f64.other": 1,
-                              "ld.global.bytes": 400, "st.global.bytes": 40,
-                              "atom.global.bytes": 8, "instructions": 1000})
-    assert counts.flops_fp32 == 210 and counts.flops_fp64 == 8
-    assert counts.bytes_global_read == 408 and counts.bytes_global_write == 48
-    assert counts.instructions == 1000 and counts.source == "static"
-    with pytest.raises(ValueError, match="unknown instruction-mix keys \\['f16.fma'\\]"):
-        counts_from_mix({"f16.fma": 1})
 
 
 def test_work_counts_must_be_counts():

@@ -17,21 +17,19 @@ from kerncast.models.work._counts import (
     register_provider,
     work_counts,
 )
-from kerncast.models.work._static import MIX_KEYS, StaticProvider, counts_from_mix, static_counts
+from kerncast.models.work._emulator import EmulatorProvider, emulator_counts
 
 __all__ = [
-    "MIX_KEYS",
     "AlgorithmicProvider",
-    "StaticProvider",
+    "EmulatorProvider",
     "WorkCounts",
     "WorkProvider",
     "WorkUnavailable",
     "algorithmic_counts",
     "compulsory_bytes",
-    "counts_from_mix",
+    "emulator_counts",
     "get_provider",
     "list_providers",
     "register_provider",
-    "static_counts",
     "work_counts",
 ]

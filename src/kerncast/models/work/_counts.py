@@ -4,14 +4,15 @@ A *work provider* answers "how many floating-point operations and how many bytes
 global memory does this launch of this kernel do?". Models such as the roofline take
 their work from whichever provider can answer, best first (lowest ``priority``):
 
-==============  ========  ==============================================================
-provider        priority  where the counts come from
-==============  ========  ==============================================================
-(emulator)      0         the SIMT emulator's traces (to come: registers itself here)
-``static``      10        the PTX instruction mix times loop trip counts (PTX parser)
-``algorithmic`` 20        the algorithm's operation count (``work()`` in the corpus
-                          module) and the compulsory traffic of the spec's buffers
-==============  ========  ==============================================================
+===============  ========  =============================================================
+provider         priority  where the counts come from
+===============  ========  =============================================================
+``emulator``     0         the SIMT emulator's trace of a sample of the launch's blocks,
+                           scaled to the grid: executed fp32/fp64 operations and the
+                           32-byte sectors of coalesced global requests
+``algorithmic``  20        the algorithm's operation count (``work()`` in the corpus
+                           module) and the compulsory traffic of the spec's buffers
+===============  ========  =============================================================
 
 A provider that cannot answer raises :class:`WorkUnavailable` with the reason; the
 harness records that as the model's failure on that kernel.
