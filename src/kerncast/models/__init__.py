@@ -20,6 +20,7 @@ from kerncast.models._sampling import Sampling, SeedLinear  # noqa: E402
 from kerncast.models._static import StaticSimulator  # noqa: E402
 from kerncast.models._svr import SamplingSVR  # noqa: E402
 from kerncast.models._predict import predict, resolve_kernel, sweep  # noqa: E402
+from kerncast.models._trained import shipped_models, train, trained_model  # noqa: E402
 
 __all__ = [
     "BREAKDOWN_KEYS",
@@ -40,4 +41,7 @@ __all__ = [
     "sweep",
     "predictor_class",
     "register",
+    "shipped_models",
+    "train",
+    "trained_model",
 ]

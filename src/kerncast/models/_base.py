@@ -152,8 +152,13 @@ class Predictor(BaseEstimator):
         return model
 
     def save(self, path: str | Path) -> None:
-        """Write the fitted model to ``path`` as JSON."""
-        Path(path).write_text(json.dumps(self.to_dict(), indent=1))
+        """Write the fitted model to ``path`` as JSON (atomically: a reader sees the old
+        file or the whole new one)."""
+        path = Path(path)
+        text = json.dumps(self.to_dict(), indent=1)
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_text(text)
+        tmp.replace(path)
 
     @classmethod
     def load(cls, path: str | Path) -> Predictor:

@@ -21,7 +21,7 @@ by that direct measurement, and the explanation says so.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -194,11 +194,10 @@ class Sampling(_SamplingBase):
     insight = "the time per wave, the fixed cost, the fit's uncertainty and whether waves are even"
 
     def __init__(self, *, l2_state: str = "cold", min_seconds: float = 20e-6,
-                 budget: float = 0.05, max_points: int = 6, tail: bool = True):
+                 budget: float = 0.2, tail: bool = True):
         self.l2_state = l2_state
         self.min_seconds = min_seconds
         self.budget = budget
-        self.max_points = max_points
         self.tail = tail
 
     def _l2_state(self) -> str:
@@ -208,18 +207,30 @@ class Sampling(_SamplingBase):
         partial = group[group["blocks_launched"] < blocks]
         if len(partial) < 2:
             return _direct(group, blocks) or (self._line(partial, blocks) if len(partial) else None)
-        long_enough = partial[partial["time_median_s"] >= self.min_seconds]
-        chosen = long_enough if len(long_enough) >= 2 else partial.tail(2)
-        return self._within_budget(chosen, blocks)
+        return self._walk(partial.reset_index(drop=True), blocks)
 
-    def _within_budget(self, points: pd.DataFrame, blocks: int) -> SampleFit:
+    def _walk(self, points: pd.DataFrame, blocks: int) -> SampleFit:
+        """Climb the ladder of samples from the smallest: the next one is taken while
+        the samples so far plus its cost, as the current line predicts it, stay within
+        ``budget`` of the predicted full time; the line goes through every sample taken
+        that is past the launch-overhead regime (at least ``min_seconds``)."""
+        x = points["blocks_launched"].to_numpy(float)
+        t = points["time_median_s"].to_numpy(float)
+        taken = 2
         fit = self._line(points.head(2), blocks)
-        for n in range(3, min(len(points), self.max_points) + 1):
-            spent = float(points["time_median_s"].head(n).sum())
-            if spent > self.budget * max(fit.seconds, 1e-9):
+        while taken < len(points):
+            cost = fit.intercept + fit.per_block * x[taken]
+            if t[:taken].sum() + cost > self.budget * max(fit.seconds, 1e-12):
                 break
-            fit = self._line(points.head(n), blocks)
-        return fit
+            taken += 1
+            fit = self._line(self._past_floor(points.head(taken)), blocks)
+        # the full grid holds every sampled block: it takes at least the longest sample
+        seconds = max(fit.seconds, float(t[:taken].max()))
+        return replace(fit, seconds=seconds, sample_seconds=float(t[:taken].sum()))
+
+    def _past_floor(self, points: pd.DataFrame) -> pd.DataFrame:
+        long_enough = points[points["time_median_s"] >= self.min_seconds]
+        return long_enough if len(long_enough) >= 2 else points.tail(2)
 
     def _line(self, points: pd.DataFrame, blocks: int) -> SampleFit:
         return fit_samples(points["blocks_launched"].to_numpy(), points["time_median_s"].to_numpy(),
