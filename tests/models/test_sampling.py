@@ -97,3 +97,24 @@ def test_no_samples_gives_nan():
     data = _dataset([], blocks=1000)
     data.samples = pd.DataFrame(columns=["kernel", "l2_state", "status", "time_median_s"])
     assert np.isnan(Sampling().fit(data).predict(data)[0])
+
+
+def test_sampling_never_predicts_less_than_its_longest_sample():
+    wave = 4 * 132
+    # time falls with more blocks (noise or front-loaded work): the line would go below
+    pts = [(k, k * wave, t, "cold") for k, t in ((1, 50e-6), (2, 60e-6), (3, 55e-6), (4, 52e-6))]
+    data = _dataset(pts, blocks=5 * wave)
+    model = Sampling(budget=10.0).fit(data)
+    info = model.explain(data)[0].based_on
+    assert model.predict(data)[0] >= 60e-6
+    assert info["sample_seconds"] == pytest.approx(sum(t for _, _, t, _ in pts))
+
+
+def test_sampling_climbs_further_with_a_larger_budget():
+    wave = 4 * 132
+    pts = [(k, k * wave, 4e-6 + 10e-6 * k, "cold") for k in (1, 2, 3, 4, 5, 10, 20)]
+    data = _dataset(pts, blocks=200 * wave)  # ~2 ms
+    small = Sampling(budget=0.05).fit(data).explain(data)[0].based_on
+    large = Sampling(budget=0.5).fit(data).explain(data)[0].based_on
+    assert small["points"] < large["points"]
+    assert small["sample_seconds"] < large["sample_seconds"] <= 0.5 * 2.004e-3
