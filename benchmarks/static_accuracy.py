@@ -5,8 +5,9 @@
 
 Predicts every ``ok`` row of ``data/<device>/times`` at the whole GPU (experiment
 ``times``), from the kernel's source, the launch, the device spec and a calibration
-only, and prints per kernel the mean absolute percentage error and the Spearman rank
-correlation of predicted and measured time across launch configurations; the last line
+only (each kernel in a process of its own, its progress on stderr), and prints per
+kernel the mean absolute percentage error and the Spearman rank correlation of
+predicted and measured time across launch configurations; the last line
 is ``static MAPE: <X>% spearman: <Y>`` (mean APE over rows, median of per-kernel
 Spearman). ``--calibration h100-sxm`` predicts the H200 from the H100's calibration
 adapted to the H200 spec. ``--per-kernel N`` keeps N evenly spaced configurations
@@ -19,7 +20,8 @@ import argparse
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 import numpy as np
@@ -69,6 +71,26 @@ def _predict_group(args) -> list[dict]:
     return out
 
 
+def _isolated(args) -> list[dict]:
+    """One kernel's rows in a process of their own: a kernel that exhausts the memory
+    fails alone (its rows say so), and no memory outlives it."""
+    rows, _ = args
+    started = time.perf_counter()
+    with ProcessPoolExecutor(max_workers=1) as pool:
+        try:
+            out = pool.submit(_predict_group, args).result()
+        except BrokenProcessPool:
+            out = [{**row, "predicted_s": np.nan, "bottleneck": "", "seconds": np.nan,
+                    "error": "the prediction process was killed (out of memory?)"}
+                   for row in rows]
+    ok = [r for r in out if r["error"] == ""]
+    ape = [100 * abs(r["predicted_s"] - r["time_median_s"]) / r["time_median_s"] for r in ok]
+    print(f"  {rows[0]['kernel']}: {len(ok)}/{len(rows)} predicted, "
+          f"MAPE {np.mean(ape) if ape else float('nan'):.1f}%, "
+          f"{time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
+    return out
+
+
 def _spearman(group: pd.DataFrame) -> float:
     from scipy.stats import spearmanr
 
@@ -92,8 +114,8 @@ def main() -> None:
     rows = _rows(args.device, [k for k in args.kernels.split(",") if k], args.per_kernel)
     groups = [(g.to_dict("records"), args.calibration) for _, g in rows.groupby("kernel")]
     groups.sort(key=lambda g: -len(g[0]))
-    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        results = [r for part in pool.map(_predict_group, groups) for r in part]
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        results = [r for part in pool.map(_isolated, groups) for r in part]
     res = pd.DataFrame(results)
     res["ape"] = 100 * (res["predicted_s"] - res["time_median_s"]).abs() / res["time_median_s"]
     if args.out:

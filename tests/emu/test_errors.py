@@ -80,6 +80,12 @@ def test_endless_loop_hits_the_step_budget(mod):
         emulate(mod, ((1,), (32,)), [np.zeros(1, np.int32)], entry="spin", step_budget=5000)
 
 
+def test_a_peek_stops_at_the_step_budget_without_failing(mod):
+    res = emulate(mod, ((1,), (32,)), [np.zeros(1, np.int32)], entry="spin", step_budget=5000,
+                  memory_budget=10**6, stop_when_traced=True)
+    assert 5000 < res.steps <= 5100
+
+
 def test_trap():
     ptx = _ptx("mov.u32 %r1, %tid.x;\nsetp.eq.u32 %p1, %r1, 5;\n@%p1 trap;")
     with pytest.raises(KernelTrap, match=r"executed trap at PTX line .*thread \(5, 0, 0\)"):

@@ -144,6 +144,7 @@ def emulate(kernel, launch, args, blocks="all", *, entry: str | None = None,
     stop_when_traced
         Stop as soon as ``memory_budget`` accesses are recorded (the outputs and the
         instruction streams are then partial): to see a block's first addresses only.
+        Such a peek also stops, without failing, when ``step_budget`` runs out.
     exact
         Round fused multiply-adds exactly (off: one float64 ``a * b + c`` rounded to the
         format, faster and off by an ulp in rare cases, for runs whose last bits do not

@@ -15,10 +15,9 @@ emulated on their real generated inputs.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import numpy as np
 
+from kerncast._errors import InputError
 from kerncast.corpus import CorpusKernel, LaunchConfig, make_args
 from kerncast.ptx import Address, read_registers, written_registers
 
@@ -78,12 +77,20 @@ def data_dependent(program) -> bool:
     return False
 
 
-@lru_cache(maxsize=2)
+_GENERATED: dict[tuple, dict] = {}
+
+
 def _generated(kernel_name: str, size: str, tunables: tuple, seed: int) -> dict:
+    """The launch's generated inputs; the last ones are kept for the next configuration
+    of the same launch (a sweep), and dropped before others are generated."""
     from kerncast.corpus import get_kernel  # noqa: PLC0415
 
-    kernel = get_kernel(kernel_name)
-    return make_args(kernel, kernel.launch(size, dict(tunables)), seed=seed)
+    key = (kernel_name, size, tunables, seed)
+    if key not in _GENERATED:
+        _GENERATED.clear()
+        kernel = get_kernel(kernel_name)
+        _GENERATED[key] = make_args(kernel, kernel.launch(size, dict(tunables)), seed=seed)
+    return _GENERATED[key]
 
 
 def _zeros(kernel: CorpusKernel, config: LaunchConfig) -> dict:
@@ -99,6 +106,11 @@ def _zeros(kernel: CorpusKernel, config: LaunchConfig) -> dict:
 def emulation_args(kernel: CorpusKernel, config: LaunchConfig, program, seed: int = 0) -> tuple[dict, str]:
     """Arguments to emulate ``config`` with, and ``"generated"`` or ``"zeros"``."""
     if data_dependent(program):
-        return _generated(kernel.name, config.size, tuple(sorted(config.tunables.items())),
-                          seed), "generated"
+        try:
+            return _generated(kernel.name, config.size, tuple(sorted(config.tunables.items())),
+                              seed), "generated"
+        except MemoryError:
+            raise InputError(f"{kernel.name} depends on its input data, and generating its "
+                             f"inputs at size {config.size!r} needs more memory than this "
+                             "machine has; predict a smaller size") from None
     return _zeros(kernel, config), "zeros"

@@ -333,6 +333,11 @@ class _Sim:
         table, pos, streams = self.table, self.pos, self.streams
         sched_free, pipe_free, busy = self.sched_free, self.pipe_free, self.busy
         order = range(len(heaps))
+        # warps whose next instruction waits for the busy load/store path: per scheduler,
+        # one of them (armed) waits in the scheduler's queue for the path to free, the
+        # others are parked in arrival order, so that a busy path does not wake them all
+        parked: list[list[tuple[float, int]]] = [[] for _ in heaps]
+        armed = [-1] * len(heaps)
         while True:
             now, s = _INF, -1
             for k in order:  # the scheduler that can issue first
@@ -342,6 +347,12 @@ class _Sim:
                     if cand < now:
                         now, s = cand, k
             if s < 0:
+                waiting = [k for k in order if parked[k]]
+                if waiting:
+                    for k in waiting:
+                        t, armed[k] = heapq.heappop(parked[k])
+                        heapq.heappush(heaps[k], (max(t, self.lsu_free), armed[k]))
+                    continue
                 if not self.waiting:
                     break
                 for b in list(self.waiting):  # the emulator ran these: release
@@ -359,7 +370,12 @@ class _Sim:
             start = max(now, pipe_free[s][op.pipe],
                         max(map(ready.__getitem__, op.srcs)) if op.srcs else 0.0)
             if op.kind == K_MEM and self.lsu_free > start:
-                start = self.lsu_free
+                if armed[s] < 0 or armed[s] == w:
+                    armed[s] = w
+                    heapq.heappush(heaps[s], (self.lsu_free, w))
+                else:
+                    heapq.heappush(parked[s], (start, w))
+                continue
             if start > now:
                 heapq.heappush(heaps[s], (start, w))
                 continue
@@ -376,6 +392,11 @@ class _Sim:
             if op.kind == K_MEM:
                 latency, hold = self.memory(w, pc, steps[i], now)
                 self.lsu_free = now + hold
+                if armed[s] == w:
+                    armed[s] = -1
+                    if parked[s]:
+                        t, armed[s] = heapq.heappop(parked[s])
+                        heapq.heappush(heaps[s], (max(t, self.lsu_free), armed[s]))
                 busy[_LSU] += hold - op.issue
                 for r in op.dsts:
                     ready[r] = now + latency

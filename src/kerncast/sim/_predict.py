@@ -44,6 +44,7 @@ __all__ = ["StaticResult", "predict_launch"]
 
 MEMORY_BUDGET = 1_500_000   # lane accesses recorded per prediction
 DEPENDENT_BLOCKS = 8         # most blocks emulated for a data-dependent round
+PEEK_SHARE = 0.25          # the probe blocks run at most this share of their steps
 
 
 @dataclass
@@ -108,18 +109,24 @@ class _Round:
 
 def _expand(stream, orders: dict[int, tuple[int, ...]], cutoff: int | None) -> tuple:
     """A warp's (pcs, steps), each segment in its issue order, cut at ``cutoff``."""
-    starts, ends, order = stream.start, stream.end, stream.order
-    keep = len(starts) if cutoff is None else int(np.searchsorted(order, cutoff))
-    pcs, steps = [], []
-    for s, e, o in zip(starts[:keep].tolist(), ends[:keep].tolist(), order[:keep].tolist()):
-        seq = orders.get(s) if orders else None
-        if seq is not None and s + len(seq) == e:
-            pcs.extend(seq)
-        else:
-            pcs.extend(range(s, e))
-        steps.extend([o] * (e - s))
+    starts, ends, order = (np.asarray(a, np.int64) for a in (stream.start, stream.end,
+                                                             stream.order))
     total = int((ends - starts).sum())
-    return np.asarray(pcs, np.int64), np.asarray(steps, np.int64), total
+    keep = len(starts) if cutoff is None else int(np.searchsorted(order, cutoff))
+    starts, ends, order = starts[:keep], ends[:keep], order[:keep]
+    lengths = ends - starts
+    offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]) if keep else lengths
+    within = np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(offsets, lengths)
+    pcs = np.repeat(starts, lengths) + within
+    steps = np.repeat(order, lengths)
+    for start in np.unique(starts).tolist() if orders else ():
+        seq = orders.get(start)
+        if seq is None:
+            continue
+        hit = (starts == start) & (lengths == len(seq))
+        if hit.any():  # segments issued in the scheduler's order, not the program's
+            pcs[offsets[hit][:, None] + np.arange(len(seq))] = np.asarray(seq, np.int64)
+    return pcs, steps, total
 
 
 def _round_streams(trace, blocks: list[int], sources: list[int], orders) -> _Round:
@@ -180,6 +187,13 @@ def _choose_blocks(blocks: int, per_sm: int, n_sm: int, dependent: bool) -> tupl
     return chosen, [traced[i % len(traced)] for i in range(len(chosen))]
 
 
+def _peek_steps(result, emulated: int, probes: int) -> int:
+    """Steps the probes may take: a quarter of what running them in full would, so that
+    a kernel whose accesses come after a long computation does not run it again."""
+    per_block = result.steps / max(emulated, 1)
+    return max(int(PEEK_SHARE * per_block * probes), 1)
+
+
 def predict_launch(kernel: CorpusKernel, config: LaunchConfig, device: str | Device, *,
                    language: str = "cuda", sm_count: int | None = None, seed: int = 0,
                    machine: Machine | None = None) -> StaticResult:
@@ -221,6 +235,7 @@ def predict_launch(kernel: CorpusKernel, config: LaunchConfig, device: str | Dev
                               registers=res.registers, inplace=inputs == "zeros",
                               exact=False,
                               memory_budget=MEMORY_BUDGET // 2 * len(probes),
+                              step_budget=_peek_steps(result, len(emulated), len(probes)),
                               stop_when_traced=True).trace)
     table, nregs, orders = _tables(trace.program, machine)
     wave = psat * n_sm
