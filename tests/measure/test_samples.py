@@ -77,3 +77,18 @@ def test_samples_on_pocl_run_for_real(pocl):
     rows = measure_samples(pocl, kernel, kernel.launch("small"), policy=QUICK)
     assert rows and {r["status"] for r in rows} == {"ok"}
     assert all(r["time_median_s"] > 0 for r in rows)
+
+
+def test_samples_on_a_cpu_device_go_past_its_launch_floor():
+    kernel = get_kernel("matmul_naive")
+    config = kernel.launch("large", {"bx": 32, "by": 1})  # 131072 blocks
+    gpu = FakeBackend(sm_count=2, times=[300e-6], behaviours={"matmul_naive": "unwritten"})
+    cpu = FakeBackend(sm_count=2, times=[300e-6], behaviours={"matmul_naive": "unwritten"})
+    cpu.kind = "cpu"
+    on_gpu = {r["k"] for r in measure_samples(gpu, kernel, config, policy=QUICK)}
+    on_cpu = {r["k"] for r in measure_samples(cpu, kernel, config, policy=QUICK)}
+    assert max(on_gpu) == 5  # 300 µs: past the GPU's 200 µs bound at once
+    # every sample takes 300 µs here (the fake's time): on a CPU the bound is 20 times the
+    # first sample, never reached, so the ladder climbs until 5% of the grid
+    assert max(on_cpu) > 5 and {r["psat"] for r in measure_samples(
+        cpu, kernel, config, policy=QUICK)} == {1}

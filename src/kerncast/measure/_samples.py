@@ -5,7 +5,8 @@ with the kernel's real registers and shared memory) and N_SM the SMs in use, so 
 sample of multiplier k runs k full waves of blocks. The multipliers are 1, 2, 3, 4,
 5, then doubling (10, 20, 40, ...) until a sample covers at least 5% of the full
 launch's blocks or takes 200 µs (on a 132-SM GPU a few waves take 5-20 µs, too close
-to the launch floor to extrapolate from). Multi-dimensional grids are cut into
+to the launch floor to extrapolate from). On a CPU device (PoCL), whose launch floor is
+50-100 µs, the time bound is also at least 20 times the first sample. Multi-dimensional grids are cut into
 whole rows of blocks: ``grid_y' = ceil(K / grid_x)`` with the same ``grid_x`` (and
 whole x-y planes for 3-D grids). Every sample is timed twice: with a warm L2
 (repeated launches) and with a cold one (a kernel writing twice the L2's size runs
@@ -33,6 +34,8 @@ __all__ = ["SAMPLE_MAX_FRACTION", "SAMPLE_MAX_SECONDS", "measure_samples", "mult
 
 SAMPLE_MAX_FRACTION = 0.05
 SAMPLE_MAX_SECONDS = 200e-6
+#: on CPU devices a sample must also take this many times the first one
+CPU_FLOOR_MULTIPLE = 20
 
 
 def multipliers() -> Iterator[int]:
@@ -53,9 +56,13 @@ def sampled_grid(grid: tuple[int, ...], blocks: int) -> tuple[int, int, int]:
     return gx, gy, min(gz, math.ceil(blocks / (gx * gy)))
 
 
+def _on_cpu(backend: Backend) -> bool:
+    return backend.kind != "gpu" or backend.device_key.startswith("cpu:")
+
+
 def resident_blocks(backend: Backend, config: LaunchConfig, resources: dict) -> int:
     """Psat: resident blocks per SM (1 work-group per compute unit on CPU devices)."""
-    if backend.kind != "gpu" or backend.device_key.startswith("cpu:"):
+    if _on_cpu(backend):
         return 1
     from kerncast.devices import occupancy  # noqa: PLC0415
 
@@ -67,7 +74,7 @@ def resident_blocks(backend: Backend, config: LaunchConfig, resources: dict) -> 
 def _sample_rows(session: LaunchSession, config: LaunchConfig, psat: int,
                  policy: TimingPolicy) -> Iterator[dict]:
     backend, full = session.backend, config.blocks
-    previous = None
+    previous, bound = None, SAMPLE_MAX_SECONDS
     for k in multipliers():
         wanted = k * psat * backend.sm_count
         grid = sampled_grid(config.grid, wanted)
@@ -89,11 +96,13 @@ def _sample_rows(session: LaunchSession, config: LaunchConfig, psat: int,
                 lambda i: backend.time_launch(session.compiled, sample, session.dev, before),
                 policy)
             warm = stats.median if state == "warm" else warm
+            if state == "warm" and k == 1 and _on_cpu(backend):
+                bound = max(SAMPLE_MAX_SECONDS, CPU_FLOOR_MULTIPLE * warm)
             yield {"k": k, "psat": psat, "blocks_requested": wanted, "blocks_launched": launched,
                    "grid_fraction": launched / full, "sample_grid_x": grid[0],
                    "sample_grid_y": grid[1], "sample_grid_z": grid[2], "l2_state": state,
                    **stats.columns()}
-        if k >= 5 and (launched / full >= SAMPLE_MAX_FRACTION or warm >= SAMPLE_MAX_SECONDS):
+        if k >= 5 and (launched / full >= SAMPLE_MAX_FRACTION or warm >= bound):
             return
 
 
