@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 import kerncast.emu
+import kerncast.models.work._emulator
 import kerncast.sim._predict
 from kerncast import ToolchainError
 from kerncast.corpus import get_kernel
@@ -157,6 +158,7 @@ def test_an_unsupported_instruction_says_so(monkeypatch):
         raise UnsupportedInstruction("line 40: tex.2d is not supported by the emulator")
 
     monkeypatch.setattr(kerncast.emu, "emulate", unsupported)
+    monkeypatch.setattr(kerncast.models.work._emulator, "_CACHE", {})  # not a remembered run
     kernel, config = _launch("matmul_tiled", tunables={"tile": 8})
     with pytest.raises(WorkUnavailable, match=(
             "^the emulator cannot run matmul_tiled: line 40: tex.2d is not supported by the "
@@ -170,6 +172,7 @@ def test_a_missing_compiler_says_so(monkeypatch):
         raise ToolchainError("no CUDA compiler found")
 
     monkeypatch.setattr(kerncast.sim._predict, "_compiled", no_compiler)
+    monkeypatch.setattr(kerncast.models.work._emulator, "_CACHE", {})
     kernel, config = _launch("matmul_tiled", tunables={"tile": 32})
     with pytest.raises(WorkUnavailable, match=(
             "^the emulator cannot run matmul_tiled: its cuda source does not compile here "
