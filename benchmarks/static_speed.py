@@ -50,10 +50,6 @@ def _one(kernel, size: str, device: str) -> dict:
             "blocks": config.blocks, "error": ""}
 
 
-def _fmt_time(seconds: float) -> str:
-    return f"{seconds * 1e6:.1f} us" if seconds < 1e-3 else f"{seconds * 1e3:.3f} ms"
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", default="h100", help="device name or alias (default h100)")
@@ -61,6 +57,7 @@ def main() -> None:
     ap.add_argument("--size", default="", help="problem size (default: each kernel's largest)")
     args = ap.parse_args()
 
+    from kerncast.cli._predict import _fmt
     from kerncast.corpus import get_kernel, list_kernels
     from kerncast.sim import predict_launch
 
@@ -81,7 +78,7 @@ def main() -> None:
           f"{'predicted':>12s}  bottleneck")
     for r in ok:
         print(f"{r['kernel']:{width}s} {r['size']:6s} {r['blocks']:10,d} {r['seconds']:8.3f} "
-              f"{_fmt_time(r['predicted_s']):>12s}  {r['bottleneck']}")
+              f"{_fmt(r['predicted_s']):>12s}  {r['bottleneck']}")
     for r in failed:
         print(f"failed: {r['kernel']} ({r['size']}) after {r['seconds']:.2f} s: {r['error']}")
     seconds = np.array([r["seconds"] for r in ok]) if ok else np.array([np.nan])

@@ -216,6 +216,11 @@ class CorpusKernel:
     def buffer_elements(self, arg: Arg, config: LaunchConfig) -> int:
         return int(evaluate(arg.shape, self.arg_env(config)))
 
+    def buffer_bytes(self, config: LaunchConfig) -> int:
+        """Bytes of all the launch's buffers together."""
+        return sum(self.buffer_elements(a, config) * np.dtype(a.dtype).itemsize
+                   for a in self.spec.args if a.kind == "buffer")
+
     def scalar_value(self, arg: Arg, config: LaunchConfig) -> int | float:
         return evaluate(arg.value, self.arg_env(config))
 

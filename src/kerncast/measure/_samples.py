@@ -6,9 +6,9 @@ sample of multiplier k runs k full waves of blocks. The multipliers are 1, 2, 3,
 5, then doubling (10, 20, 40, ...) until a sample covers at least 5% of the full
 launch's blocks or takes 200 µs (on a 132-SM GPU a few waves take 5-20 µs, too close
 to the launch floor to extrapolate from). On a CPU device (PoCL), whose launch floor is
-50-100 µs, the time bound is also at least 20 times the first sample. Multi-dimensional grids are cut into
-whole rows of blocks: ``grid_y' = ceil(K / grid_x)`` with the same ``grid_x`` (and
-whole x-y planes for 3-D grids). Every sample is timed twice: with a warm L2
+50-100 µs, the time bound is also at least 20 times the first sample. Multi-dimensional
+grids are cut into whole rows of blocks: ``grid_y' = ceil(K / grid_x)`` with the same
+``grid_x`` (and whole x-y planes for 3-D grids). Every sample is timed twice: with a warm L2
 (repeated launches) and with a cold one (a kernel writing twice the L2's size runs
 before each launch, outside the timed interval, with the busy-wait kernel between).
 """

@@ -338,6 +338,10 @@ class _Sim:
         # others are parked in arrival order, so that a busy path does not wake them all
         parked: list[list[tuple[float, int]]] = [[] for _ in heaps]
         armed = [-1] * len(heaps)
+
+        def arm_next(k: int) -> None:  # the first parked warp of scheduler k waits next
+            t, armed[k] = heapq.heappop(parked[k])
+            heapq.heappush(heaps[k], (max(t, self.lsu_free), armed[k]))
         while True:
             now, s = _INF, -1
             for k in order:  # the scheduler that can issue first
@@ -350,8 +354,7 @@ class _Sim:
                 waiting = [k for k in order if parked[k]]
                 if waiting:
                     for k in waiting:
-                        t, armed[k] = heapq.heappop(parked[k])
-                        heapq.heappush(heaps[k], (max(t, self.lsu_free), armed[k]))
+                        arm_next(k)
                     continue
                 if not self.waiting:
                     break
@@ -395,8 +398,7 @@ class _Sim:
                 if armed[s] == w:
                     armed[s] = -1
                     if parked[s]:
-                        t, armed[s] = heapq.heappop(parked[s])
-                        heapq.heappush(heaps[s], (max(t, self.lsu_free), armed[s]))
+                        arm_next(s)
                 busy[_LSU] += hold - op.issue
                 for r in op.dsts:
                     ready[r] = now + latency

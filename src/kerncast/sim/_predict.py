@@ -284,8 +284,7 @@ def predict_launch(kernel: CorpusKernel, config: LaunchConfig, device: str | Dev
 
 def _check_fits(kernel: CorpusKernel, config: LaunchConfig, dev: Device) -> None:
     """Refuse a launch whose buffers would not fit in the device's memory."""
-    need = sum(kernel.buffer_elements(a, config) * np.dtype(a.dtype).itemsize
-               for a in kernel.spec.args if a.kind != "scalar")
+    need = kernel.buffer_bytes(config)
     have = dev.memory.size_gib * 2**30
     if need > have:
         raise InputError(f"{kernel.name} with {config.label()} needs {need / 2**30:.1f} GiB of "

@@ -170,11 +170,6 @@ def _tally_trace(trace) -> _Tally:
                   float(trace.thread_steps))
 
 
-def _input_bytes(kernel: CorpusKernel, config: LaunchConfig) -> int:
-    return sum(kernel.buffer_elements(arg, config) * np.dtype(arg.dtype).itemsize
-               for arg in kernel.spec.args if arg.kind == "buffer")
-
-
 def _prepared(kernel: CorpusKernel, config: LaunchConfig, language: str) -> tuple:
     """(module, entry, argument values, emulation options) of a corpus launch, with the
     compilation and arguments of the static predictor (:mod:`kerncast.sim`)."""
@@ -191,11 +186,11 @@ def _prepared(kernel: CorpusKernel, config: LaunchConfig, language: str) -> tupl
                               f"does not compile here ({exc}); {_INSTEAD}") from None
     with _emulator_failures(kernel):
         program = _program(module, entry)
-    if data_dependent(program) and _input_bytes(kernel, config) > INPUT_BYTES:
+    if data_dependent(program) and kernel.buffer_bytes(config) > INPUT_BYTES:
         raise WorkUnavailable(
             f"{kernel.name}'s memory accesses depend on its inputs, so it is emulated on its "
             f"generated inputs, and at size {config.size!r} they take "
-            f"{_input_bytes(kernel, config) / 2**20:,.0f} MiB, more than the emulator's "
+            f"{kernel.buffer_bytes(config) / 2**20:,.0f} MiB, more than the emulator's "
             f"limit of {INPUT_BYTES / 2**20:,.0f} MiB; choose a smaller size or {_INSTEAD}")
     args, inputs = emulation_args(kernel, config, program)
     values = [args[arg.name] for arg in kernel.spec.args]
