@@ -6,7 +6,9 @@ Rebuilds the cases of ``tools/trace_counters.py`` (micro-kernels, the emulator's
 kernels, every CUDA corpus kernel at size small, default configuration; same seeded
 inputs as when they were measured), emulates each, and prints measured against
 emulated global load and store sectors and executed warp instructions (the PTX
-stream converted to SASS by ``kerncast.trace.estimate_sass``) from the committed
+stream mapped onto the real SASS that ptxas makes of each kernel for sm_90 by
+``kerncast.trace.estimate_sass``; "factors" in the method column where ptxas or
+nvdisasm is missing and the per-class factor model answered) from the committed
 counters (``tests/trace/fixtures/counters_h100.csv``). Last line::
 
     trace sectors within 5%: <A>/<N> sass within 15%: <B>/<N>
@@ -59,6 +61,7 @@ def _row(name: str, emu: dict, meas: pd.Series) -> dict:
         row[f"{label} emulated"] = float(emu.get(metric, np.nan))
     row["warp instr measured"] = float(meas.get(WARP, np.nan))
     row["sass estimate"] = float(emu["sass_estimate"])
+    row["method"] = emu.get("sass_method", "")
     row["sectors ok"] = all(abs(_ratio(row[f"{k} emulated"], row[f"{k} measured"]) - 1) <= 0.05
                             for k in ("ld sectors", "st sectors"))
     row["sass/measured"] = _ratio(row["sass estimate"], row["warp instr measured"])

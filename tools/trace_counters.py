@@ -217,7 +217,9 @@ def emulated(root: Path, case: dict) -> dict[str, float]:
     result = emulate(module, (case["grid"], case["block"], case["shared"]), args,
                      entry=case["entry"])
     totals = kernel_totals(result.trace)
-    totals["sass_estimate"] = estimate_sass(result.trace)["total"]
+    sass = estimate_sass(result.trace)
+    totals["sass_estimate"] = sass["total"]
+    totals["sass_method"] = sass["method"]
     return totals
 
 

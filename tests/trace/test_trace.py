@@ -204,12 +204,14 @@ def test_sass_estimate_counts_64_bit_integer_work_twice():
     r = emulate(parse(_strided_load(1)), ((16,), (128,)), [src, np.zeros_like(src)])
     est = estimate_sass(r.trace, factors=SASS_PRIORS)
     warps = 64
+    assert est["method"] == "factors" and est["fallback"] == ""
     assert est["ld_param"] == 0
     assert est["int64"] == 2 * 2 * warps  # two add.u64 per warp, two SASS each
     assert est["mov_special"] == 2 * warps and est["mov_const"] == 0
-    assert est["total"] == pytest.approx(sum(v for k, v in est.items() if k != "total"))
+    assert est["total"] == pytest.approx(
+        sum(v for k, v in est.items() if k not in ("total", "method", "fallback")))
     assert est["total"] < r.trace.steps
-    calibrated = estimate_sass(r.trace)
+    calibrated = estimate_sass(r.trace, method="factors")
     assert calibrated["int64"] == pytest.approx(SASS_FACTORS["int64"] * 2 * warps)
 
 

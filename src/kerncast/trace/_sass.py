@@ -4,11 +4,28 @@ Nsight Compute's ``smsp__inst_executed.sum`` counts SASS (machine) instructions,
 which differ from PTX: ptxas splits 64-bit integer arithmetic in two, expands
 IEEE division, square root and integer division into sequences, folds kernel
 parameters into constant-bank operands (``ld.param`` costs nothing), removes
-most moves, and adds ``BSSY``/``BSYNC`` around divergent regions. The estimate
-multiplies each executed PTX instruction by a factor (:data:`SASS_FACTORS`) and
-adds the reconvergence pair for every execution of a forward branch that the PTX
-divergence analysis flags as possibly divergent (loop back-edges get none: their
-pair sits outside the loop).
+most moves, adds ``BSSY``/``BSYNC`` around divergent regions, if-converts short
+branches, unrolls loops and keeps small local arrays in registers.
+
+:func:`estimate_sass` maps the emulated PTX stream onto the real SASS by default
+(:mod:`kerncast.trace._sassmap`): ptxas assembles the module for sm_90 with line
+information, every SASS basic block gets the execution count of the PTX lines it
+was assembled from (the median over its unpredicated instructions), and loops
+ptxas unrolled are matched to their PTX loops through those lines, the trip count
+of every entry (from the emulator's streams) dealt out over the unrolled loop,
+its straight copies and the remainder loop; the estimate is the sum of block
+count times block size. On the 92 H100 launches of ``tools/trace_counters.py``
+(micro-kernels, the emulator's test kernels, the corpus at size small) every
+estimate falls between 0.90 and 1.02 of the measured count, 68 of them exact;
+mean |log(estimate / measured)| 0.010 (the factor model below: 76 of 92 within
+15%, 0.118 leave-one-out).
+
+Where ptxas or nvdisasm is not installed, or the trace does not hold its PTX
+module, the estimate falls back to per-class factors and says so (``method`` and
+``fallback`` in the result): each executed PTX instruction is multiplied by a
+factor (:data:`SASS_FACTORS`), plus the reconvergence pair for every execution of
+a forward branch that the PTX divergence analysis flags as possibly divergent
+(loop back-edges get none: their pair sits outside the loop).
 
 :data:`SASS_PRIORS` are first estimates from reading ptxas output for
 sm_80/sm_90. :data:`SASS_FACTORS` (the default) are calibrated on an H100: a
@@ -190,14 +207,72 @@ def fit_sass_factors(counts: list[Mapping[str, float]], measured, *,
 
 
 def estimate_sass(trace, program=None, factors: Mapping[str, float] | None = None,
-                  *, predication: bool = True) -> dict:
-    """Estimated SASS instructions executed: ``{"total": n, "<factor key>": n, ...}``.
+                  *, predication: bool = True, method: str = "auto",
+                  arch: str = "sm_90") -> dict:
+    """Estimated SASS instructions executed (warp level) by an emulated launch.
+
+    ``method`` is ``"sass"`` (the real SASS of the module, assembled by ptxas for
+    ``arch``: :func:`kerncast.trace._sassmap.map_sass`), ``"factors"`` (per-class
+    factors, :data:`SASS_FACTORS`) or ``"auto"``: the real SASS where ptxas and
+    nvdisasm are installed and the trace holds its PTX module, the factors
+    otherwise (and always when ``factors`` are given: they calibrate the factor
+    model). The result::
+
+        {"total": n, "method": "sass" | "factors", "fallback": "" or why not "sass",
+         <breakdown>: n, ...}
+
+    with the breakdown by SASS mnemonic (``"FFMA"``) for ``"sass"``, by factor key
+    (``"int64"``) for ``"factors"``; the numbers add up to ``total``.
 
     ``program`` (the emulator's :class:`~kerncast.emu.Program`, kept on the trace by
     the emulator) gives each pc's instruction; ``factors`` overrides
-    :data:`SASS_FACTORS` entries (calibration); ``predication`` adds the issues of
-    if-converted regions by warps that skipped them (:func:`predicated_issues`).
+    :data:`SASS_FACTORS` entries; ``predication`` adds, for the factor model, the
+    issues of if-converted regions by warps that skipped them
+    (:func:`predicated_issues`).
+
+    Raises
+    ------
+    ToolchainError
+        With ``method="sass"``, when ptxas or nvdisasm is missing or fails (with
+        ``"auto"`` the estimate falls back to the factors and ``fallback`` says why).
     """
+    if method not in ("auto", "sass", "factors"):
+        raise ValueError(f"method must be 'auto', 'sass' or 'factors', not {method!r}")
+    if method == "auto" and factors is not None:
+        method = "factors"
+    reason = ""
+    if method != "factors":
+        from kerncast._errors import ToolchainError
+        from kerncast.trace._sasscode import missing_tools
+
+        traced = getattr(trace, "program", None)
+        if program is not None and program is not traced:
+            reason = "the SASS mapping reads the trace's own program, not another one"
+        elif traced is None or traced.module is None:
+            reason = "the trace does not hold the PTX module it was emulated from"
+        else:
+            reason = missing_tools()
+        if not reason:
+            from kerncast.trace._sassmap import map_sass
+
+            try:
+                mapped = map_sass(trace, arch=arch)
+            except ToolchainError as exc:
+                if method == "sass":
+                    raise
+                reason = str(exc)
+            else:
+                out = {"total": float(mapped.total), "method": "sass", "fallback": ""}
+                out.update({k: float(v) for k, v in sorted(mapped.by_opcode.items())})
+                return out
+        if method == "sass":
+            raise ToolchainError(f"no SASS estimate: {reason}")
+    out = _factor_estimate(trace, program, factors, predication)
+    return {"total": out.pop("total"), "method": "factors", "fallback": reason, **out}
+
+
+def _factor_estimate(trace, program, factors, predication) -> dict:
+    """The factor model: ``{"total": n, "<factor key>": n, ...}``."""
     program = program if program is not None else getattr(trace, "program", None)
     if program is None:
         raise ValueError("estimate_sass needs the program the trace was recorded from")

@@ -1,0 +1,431 @@
+"""Executed SASS instructions from the emulated PTX stream and the real SASS.
+
+ptxas assembles the emulated module (:func:`kerncast.trace._sasscode.assemble`,
+``-lineinfo``), so every SASS instruction names the PTX line it came from. The
+count of a SASS basic block is then derived from the PTX execution counts of the
+emulated launch in three steps:
+
+1. *Anchor.* A block runs as often as the PTX instructions it was assembled from:
+   the median warp-level count of the PTX lines of its unpredicated instructions
+   (predicated ones come from if-converted branches and run less often in PTX;
+   an instruction whose line is inherited from before a label, a ``BSYNC`` at a
+   join point say, is left out). The median ignores the odd instruction ptxas
+   hoisted or sank.
+2. *Loops.* Natural loops of the SASS and of the PTX are matched through the
+   lines: a SASS loop belongs to the PTX loop most of its instructions come from.
+   A SASS block (or loop body) that holds ``k`` copies of a PTX loop's body (the
+   median, over the loop's memory and floating-point instructions that map to one
+   SASS instruction each, of how many SASS instructions carry each line) runs ``k``
+   PTX iterations at a time. Per entry of the PTX loop (every warp's trip count,
+   from the emulator's streams) the iterations are dealt out greedily, as ptxas's
+   unrolled code does: the largest unrolled loop runs ``trip // k`` times, straight
+   unrolled copies once each if enough iterations remain, the rest falls to the
+   remainder loop. Straight blocks of a PTX loop that hold no copy of its body
+   (loop set-up and remainder tests) run once per entry. This covers ptxas's
+   unrolling (main loop, two-copy step, remainder loop) and full unrolling of
+   loops with constant trip counts.
+3. *Count.* The estimate is the sum over reachable blocks of the kernel and of the
+   subroutines it calls of count times block size. Predicated-off instructions,
+   ``BSSY``/``BSYNC``, warp-aggregated atomics, kept or promoted local arrays and
+   division sequences are in the real code, so they need no model.
+
+The counts are warp-level and, like the emulator, follow each divergent path
+separately. What the mapping cannot see: branches ptxas adds that have no PTX
+counterpart decided by data (slow paths of division and square root are taken as
+never run), and loop copies whose iteration split depends on more than the trip
+count (a loop ptxas versioned on alignment, say).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["SassMapping", "map_sass", "printed_module"]
+
+_ONE_TO_ONE_MEMORY = frozenset(("ld", "ldu", "st", "atom", "red"))
+_ONE_TO_ONE_FLOAT = frozenset(("fma", "add", "sub", "mul"))
+_SPACES = frozenset(("global", "shared", None))
+_SASS_MEMORY = frozenset(("LDG", "STG", "LDS", "STS", "LD", "ST", "ATOM", "ATOMG", "ATOMS",
+                          "RED", "REDG", "REDS", "LDSM"))
+_SASS_FLOAT = frozenset(("FFMA", "FADD", "FMUL", "DFMA", "DADD", "DMUL", "HFMA2", "HADD2",
+                         "HMUL2", "FFMA32I", "FADD32I", "FMUL32I"))
+
+
+@dataclass
+class SassMapping:
+    """Result of :func:`map_sass`: ``total`` executed warp instructions; ``blocks``
+    lists ``(function, block index, count, size)``; ``by_opcode`` the executed
+    instructions per SASS mnemonic; ``loops`` describes each PTX loop ptxas
+    unrolled (copies per SASS region and entries)."""
+
+    total: float
+    blocks: list[tuple[str, int, float, int]] = field(default_factory=list)
+    by_opcode: dict[str, float] = field(default_factory=dict)
+    loops: list[dict] = field(default_factory=list)
+
+
+# -- the PTX side -------------------------------------------------------------------
+
+
+def printed_module(module) -> tuple[str, dict[int, int]]:
+    """The module's PTX text (without debug locations) and, for every instruction
+    (by ``id``), its line in that text."""
+    from kerncast.ptx import parse
+    from kerncast.ptx._printer import to_ptx
+
+    text = to_ptx(dataclasses.replace(module, files={}))
+    again = parse(text)
+    printed = {f.name: f for f in again.functions}
+    line_of: dict[int, int] = {}
+    for func in module.functions:
+        other = printed.get(func.name)
+        if other is None or len(other.instructions) != len(func.instructions):
+            raise ValueError(f"printing function {func.name} changed its instructions")
+        for a, b in zip(func.instructions, other.instructions):
+            line_of[id(a)] = b.line
+    return text, line_of
+
+
+def _one_to_one(ins) -> frozenset[str]:
+    """For PTX instructions that become exactly one SASS instruction, the SASS
+    mnemonics that instruction can have (empty for the others)."""
+    if ins.opcode in _ONE_TO_ONE_MEMORY:
+        return _SASS_MEMORY if ins.space in _SPACES else frozenset()
+    if ins.opcode in _ONE_TO_ONE_FLOAT:
+        if (ins.type or "") in ("f32", "f64") and "wide" not in ins.flags:
+            return _SASS_FLOAT
+    return frozenset()
+
+
+@dataclass
+class _PtxLoop:
+    key: tuple[str, int]
+    parent: tuple[str, int] | None
+    func: object
+    header: object  # the Instruction starting the header block
+    instrs: frozenset[int]  # ids of every instruction inside (inner loops too)
+
+
+class _Ptx:
+    """Counts, loops and one-to-one flags of the emulated program, by printed line."""
+
+    def __init__(self, trace, line_of: dict[int, int]) -> None:
+        from kerncast.ptx import build_cfg
+
+        program = trace.program
+        warp_counts, _ = trace.pc_counts
+        self.count: dict[int, float] = {}
+        self.one_to_one: dict[int, frozenset[str]] = {}
+        self.lines: set[int] = set()
+        for pc, item in enumerate(program.items):
+            if item.kind == "bind":
+                continue
+            line = line_of.get(id(item.instr))
+            if line is None:
+                continue
+            self.count[line] = self.count.get(line, 0.0) + float(warp_counts[pc])
+        self.loop_of: dict[int, tuple[str, int] | None] = {}
+        self.loops: dict[tuple[str, int], _PtxLoop] = {}
+        seen = set()
+        for frame in program.frames:
+            func = frame.func
+            if func.name in seen:
+                continue
+            seen.add(func.name)
+            for ins in func.instructions:
+                line = line_of.get(id(ins))
+                if line is not None:
+                    self.lines.add(line)
+                    kinds = _one_to_one(ins)
+                    if kinds:
+                        self.one_to_one[line] = kinds
+            cfg = build_cfg(func)
+            inner = cfg.innermost_loops
+            for loop in cfg.loops:
+                members = frozenset(id(func.instructions[i]) for b in loop.blocks
+                                    for i in range(cfg.blocks[b].start, cfg.blocks[b].end))
+                header = func.instructions[cfg.blocks[loop.header].start] \
+                    if cfg.blocks[loop.header].size else None
+                parent = None if loop.parent is None else (func.name, loop.parent)
+                self.loops[(func.name, loop.index)] = _PtxLoop(
+                    (func.name, loop.index), parent, func, header, members)
+            for i, ins in enumerate(func.instructions):
+                line = line_of.get(id(ins))
+                if line is None:
+                    continue
+                b = cfg.block_of[i]
+                self.loop_of[line] = None if inner[b] is None else (func.name, inner[b])
+
+    def within(self, inner, outer) -> bool:
+        """Whether PTX loop ``inner`` is ``outer`` or nested in it."""
+        while inner is not None:
+            if inner == outer:
+                return True
+            inner = self.loops[inner].parent
+        return False
+
+
+def _trips(trace, loop: _PtxLoop) -> np.ndarray:
+    """Every entry's trip count (header executions) of a PTX loop, over all warps
+    and every inlined copy of its function."""
+    program = trace.program
+    n = len(program.items)
+    inside = np.zeros(n + 1, bool)
+    headers = []
+    owner_in: bool = False
+    for pc, item in enumerate(program.items):
+        if item.frame.func is loop.func:
+            owner_in = id(item.instr) in loop.instrs
+            if item.instr is loop.header and item.kind in ("op", "call", "ret"):
+                headers.append(pc)
+            inside[pc] = owner_in
+        else:
+            frame = item.frame
+            while frame is not None and frame.func is not loop.func:
+                frame = frame.parent
+            inside[pc] = owner_in if frame is not None else False
+    if not headers:
+        return np.zeros(0, np.int64)
+    headers = np.asarray(sorted(headers), np.int64)
+    offsets = trace.step_offsets
+    step = np.repeat(np.arange(len(trace.step_pc0)), np.diff(offsets))
+    order = np.argsort(trace.step_warps, kind="stable")
+    warps = trace.step_warps[order]
+    pc0, pc1 = trace.step_pc0[step[order]], trace.step_pc1[step[order]]
+    slot = np.searchsorted(headers, pc0)
+    found = slot < len(headers)
+    head = np.where(found, headers[np.minimum(slot, len(headers) - 1)], -1)
+    hit = found & (head < pc1)
+    first = np.ones(len(warps), bool)
+    first[1:] = warps[1:] != warps[:-1]
+    prev_last = np.empty(len(warps), np.int64)
+    prev_last[0] = n
+    prev_last[1:] = pc1[:-1] - 1
+    prev = np.where(head > pc0, head - 1, prev_last)
+    entry = hit & (first | (head > pc0) | ~inside[np.clip(prev, 0, n)])
+    entry = entry[hit]
+    if not len(entry):
+        return np.zeros(0, np.int64)
+    entry[0] = True
+    ids = np.cumsum(entry) - 1
+    return np.bincount(ids).astype(np.int64)
+
+
+# -- the SASS side ------------------------------------------------------------------
+
+
+def _sass_loops(func) -> tuple[list[int | None], dict[int, frozenset[int]], dict[int, int | None]]:
+    """Innermost natural loop (by header) of every block; each loop's blocks; each
+    loop's enclosing loop."""
+    from kerncast.ptx._cfg import _dom_tree
+
+    blocks = func.blocks
+    succs = [b.successors for b in blocks]
+    preds: list[list[int]] = [[] for _ in blocks]
+    for b in blocks:
+        for s in b.successors:
+            preds[s].append(b.index)
+    dom = _dom_tree(len(blocks), 0, succs, preds)
+    back: dict[int, list[int]] = {}
+    for b in blocks:
+        if not dom.reachable(b.index):
+            continue
+        for s in b.successors:
+            if dom.dominates(s, b.index):
+                back.setdefault(s, []).append(b.index)
+    bodies: dict[int, frozenset[int]] = {}
+    for header, latches in back.items():
+        body, work = {header}, [x for x in latches if x != header]
+        body.update(work)
+        while work:
+            node = work.pop()
+            for p in preds[node]:
+                if p not in body and dom.reachable(p):
+                    body.add(p)
+                    work.append(p)
+        bodies[header] = frozenset(body)
+    innermost: list[int | None] = [None] * len(blocks)
+    for header, body in sorted(bodies.items(), key=lambda kv: -len(kv[1])):
+        for b in body:
+            innermost[b] = header
+    parent: dict[int, int | None] = {}
+    for header, body in bodies.items():
+        outer = [h for h, other in bodies.items() if h != header and header in other
+                 and len(other) > len(body)]
+        parent[header] = min(outer, key=lambda h: len(bodies[h])) if outer else None
+    return innermost, bodies, parent
+
+
+def _anchor_instructions(block, ptx: _Ptx) -> list:
+    known = [i for i in block.instructions if i.line in ptx.lines]
+    for pick in (lambda i: not i.inherited and not i.conditional,
+                 lambda i: not i.inherited, lambda i: True):
+        chosen = [i for i in known if pick(i)]
+        if chosen:
+            return chosen
+    return []
+
+
+def _copies(instructions, ptx: _Ptx, loop) -> int | None:
+    """How many copies of PTX loop ``loop``'s own body these SASS instructions hold."""
+    per_line = Counter(i.line for i in instructions
+                       if i.base in ptx.one_to_one.get(i.line, ()) and
+                       ptx.loop_of.get(i.line) == loop)
+    if not per_line:
+        return None
+    return max(1, int(round(statistics.median(per_line.values()))))
+
+
+def _vote(instructions, ptx: _Ptx):
+    votes = Counter(ptx.loop_of.get(i.line) for i in instructions)
+    if not votes:
+        return None
+    best = max(votes.values())
+    tied = [k for k, v in votes.items() if v == best]
+
+    def depth(key):
+        d = 0
+        while key is not None:
+            d, key = d + 1, ptx.loops[key].parent
+        return d
+
+    return max(tied, key=depth)
+
+
+def _slow_path(name: str | None) -> bool:
+    """ptxas's out-of-line slow paths (IEEE division, square root, reciprocal of
+    special or denormal operands), called only when the inline fast path's check fails."""
+    return bool(name) and name.startswith("$__internal_")
+
+
+def _functions(code, entry: str) -> list:
+    """The kernel's SASS function and the subroutines it calls (not slow paths)."""
+    names, todo = [entry], [entry]
+    while todo:
+        func = code.function(todo.pop())
+        for block in func.blocks:
+            for ins in block.instructions:
+                if ins.base == "CALL" and ins.target in code.functions \
+                        and ins.target not in names and not _slow_path(ins.target):
+                    names.append(ins.target)
+                    todo.append(ins.target)
+    return [code.function(n) for n in names]
+
+
+def map_sass(trace, *, arch: str = "sm_90", code=None) -> SassMapping:
+    """Estimate the executed SASS instructions of an emulated launch from the real
+    SASS of its module (see the module doc).
+
+    ``code`` is the module's :class:`~kerncast.trace._sasscode.SassCode` (assembled
+    here when not given). Raises :class:`~kerncast.ToolchainError` when ptxas or
+    nvdisasm is missing or fails, :class:`ValueError` when the trace has no module.
+    """
+    from kerncast.trace._sasscode import assemble
+
+    program = getattr(trace, "program", None)
+    if program is None or program.module is None:
+        raise ValueError("the SASS mapping needs the PTX module the trace was emulated from")
+    text, line_of = printed_module(program.module)
+    if code is None:
+        code = assemble(text, arch, name=program.kernel.name)
+    ptx = _Ptx(trace, line_of)
+    functions = _functions(code, program.kernel.name)
+
+    # per block: anchor count, PTX loop, SASS loop
+    info = []  # (func, block, anchor, loop_of_block, innermost sass loop key)
+    sass_loops: dict[tuple[str, int], dict] = {}
+    for func in functions:
+        reach = func.reachable()
+        innermost, bodies, _ = _sass_loops(func)
+        for header, body in bodies.items():
+            own = [b for b in body if innermost[b] == header]
+            instrs = [i for b in own for i in _anchor_instructions(func.blocks[b], ptx)]
+            sass_loops[(func.name, header)] = {"own": own, "ptx": _vote(instrs, ptx),
+                                               "func": func}
+        for block in func.blocks:
+            if block.index not in reach:
+                continue
+            anchors = _anchor_instructions(block, ptx)
+            anchor = statistics.median([ptx.count.get(i.line, 0.0) for i in anchors]) \
+                if anchors else 0.0
+            if any(i.base == "CALL" and _slow_path(i.target) for i in block.instructions):
+                anchor = 0.0  # the call of a slow path: taken as never run
+            sl = innermost[block.index]
+            info.append((func, block, anchor, _vote(anchors, ptx),
+                         None if sl is None else (func.name, sl)))
+
+    # regions of every PTX loop: SASS loops that run it, straight blocks that hold it
+    regions: dict[tuple[str, int], list[dict]] = {}
+    for key, sl in sass_loops.items():
+        if sl["ptx"] is not None:
+            instrs = [i for b in sl["own"] for i in sl["func"].blocks[b].instructions]
+            regions.setdefault(sl["ptx"], []).append(
+                {"kind": "loop", "key": key, "k": _copies(instrs, ptx, sl["ptx"]) or 1})
+    straight = {}
+    for index, (func, block, anchor, loop, sl) in enumerate(info):
+        if loop is None:
+            continue
+        owner = sass_loops[sl]["ptx"] if sl is not None else None
+        if owner is not None and ptx.within(owner, loop):
+            continue  # runs with its SASS loop
+        k = _copies(block.instructions, ptx, loop)
+        straight[index] = loop
+        regions.setdefault(loop, []).append({"kind": "once" if k else "overhead",
+                                             "index": index, "k": k or 0})
+
+    loop_scale: dict[tuple[str, int], float] = {}
+    fixed: dict[int, float] = {}
+    report = []
+    for loop, parts in regions.items():
+        unrolled = any(p["k"] > 1 for p in parts) or any(p["kind"] != "loop" for p in parts)
+        if not unrolled:
+            continue
+        trips = _trips(trace, ptx.loops[loop])
+        total_trips = float(trips.sum())
+        rem = trips.copy()
+        counted: dict[int, float] = {}
+        order = sorted((p for p in parts if p["kind"] != "overhead"),
+                       key=lambda p: (-p["k"], p["kind"] == "loop"))
+        for n, part in enumerate(order):
+            k = part["k"]
+            if part["kind"] == "loop":
+                runs = rem // k
+                counted[n] = float(runs.sum())
+                rem = rem - runs * k
+            else:
+                took = rem >= k
+                counted[n] = float(took.sum())
+                rem = np.where(took, rem - k, rem)
+        loops_in = [n for n, p in enumerate(order) if p["kind"] == "loop"]
+        if loops_in and rem.sum():
+            last = min(loops_in, key=lambda n: order[n]["k"])
+            counted[last] += float(rem.sum()) / order[last]["k"]
+        for n, part in enumerate(order):
+            if part["kind"] == "loop":
+                loop_scale[part["key"]] = counted[n] / total_trips if total_trips else 0.0
+            else:
+                fixed[part["index"]] = counted[n]
+        for part in parts:
+            if part["kind"] == "overhead":
+                fixed[part["index"]] = float(len(trips))
+        report.append({"loop": loop, "entries": int(len(trips)), "iterations": total_trips,
+                       "copies": sorted((p["k"] for p in parts if p["k"]), reverse=True)})
+
+    result = SassMapping(0.0, loops=report)
+    for index, (func, block, anchor, loop, sl) in enumerate(info):
+        if index in fixed:
+            count = fixed[index]
+        elif sl is not None and sl in loop_scale:
+            count = anchor * loop_scale[sl]
+        else:
+            count = anchor
+        result.blocks.append((func.name, block.index, count, len(block)))
+        result.total += count * len(block)
+        for ins in block.instructions:
+            result.by_opcode[ins.base] = result.by_opcode.get(ins.base, 0.0) + count
+    return result
