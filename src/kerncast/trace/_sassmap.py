@@ -50,6 +50,8 @@ __all__ = ["SassMapping", "map_sass", "printed_module"]
 _ONE_TO_ONE_MEMORY = frozenset(("ld", "ldu", "st", "atom", "red"))
 _ONE_TO_ONE_FLOAT = frozenset(("fma", "add", "sub", "mul"))
 _SPACES = frozenset(("global", "shared", None))
+_MOVABLE = frozenset(("LDC", "ULDC", "S2R", "S2UR", "CS2R", "MOV", "UMOV", "BSSY", "BSYNC",
+                      "NOP", "HFMA2.MMA", "EXIT", "RET"))
 _SASS_MEMORY = frozenset(("LDG", "STG", "LDS", "STS", "LD", "ST", "ATOM", "ATOMG", "ATOMS",
                           "RED", "REDG", "REDS", "LDSM"))
 _SASS_FLOAT = frozenset(("FFMA", "FADD", "FMUL", "DFMA", "DADD", "DMUL", "HFMA2", "HADD2",
@@ -262,8 +264,13 @@ def _sass_loops(func) -> tuple[list[int | None], dict[int, frozenset[int]], dict
 
 
 def _anchor_instructions(block, ptx: _Ptx) -> list:
+    """The instructions whose PTX lines say how often ``block`` runs: unpredicated,
+    with a line of their own, not ones ptxas places or rematerialises freely
+    (constant and special-register reads, moves, ``BSSY``, an ``EXIT`` duplicated
+    into a branch), when there are such."""
     known = [i for i in block.instructions if i.line in ptx.lines]
-    for pick in (lambda i: not i.inherited and not i.conditional,
+    for pick in (lambda i: not i.inherited and not i.conditional and i.base not in _MOVABLE,
+                 lambda i: not i.inherited and not i.conditional,
                  lambda i: not i.inherited, lambda i: True):
         chosen = [i for i in known if pick(i)]
         if chosen:
@@ -301,6 +308,19 @@ def _slow_path(name: str | None) -> bool:
     """ptxas's out-of-line slow paths (IEEE division, square root, reciprocal of
     special or denormal operands), called only when the inline fast path's check fails."""
     return bool(name) and name.startswith("$__internal_")
+
+
+def _sass_loop_owner(func, header: int, body, own, ptx: _Ptx):
+    """The PTX loop a SASS loop runs: the loop of the PTX branch its back edges were
+    assembled from, else the PTX loop most of its instructions come from."""
+    latches = [func.blocks[b].last for b in body if header in func.blocks[b].successors]
+    votes = Counter(ptx.loop_of.get(i.line) for i in latches if i.line in ptx.lines)
+    votes.pop(None, None)
+    if votes:
+        return votes.most_common(1)[0][0]
+    instrs = [i for b in own for i in _anchor_instructions(func.blocks[b], ptx)
+              if ptx.loop_of.get(i.line) is not None]
+    return _vote(instrs, ptx)
 
 
 def _functions(code, entry: str) -> list:
@@ -344,20 +364,28 @@ def map_sass(trace, *, arch: str = "sm_90", code=None) -> SassMapping:
         innermost, bodies, _ = _sass_loops(func)
         for header, body in bodies.items():
             own = [b for b in body if innermost[b] == header]
-            instrs = [i for b in own for i in _anchor_instructions(func.blocks[b], ptx)]
-            sass_loops[(func.name, header)] = {"own": own, "ptx": _vote(instrs, ptx),
-                                               "func": func}
+            sass_loops[(func.name, header)] = {"own": own, "func": func,
+                                               "ptx": _sass_loop_owner(func, header, body,
+                                                                       own, ptx)}
         for block in func.blocks:
             if block.index not in reach:
                 continue
+            sl = innermost[block.index]
+            sl = None if sl is None else (func.name, sl)
             anchors = _anchor_instructions(block, ptx)
-            anchor = statistics.median([ptx.count.get(i.line, 0.0) for i in anchors]) \
-                if anchors else 0.0
+            owner = sass_loops[sl]["ptx"] if sl is not None else None
+            if owner is not None:
+                # in a loop: code of lines outside it (rematerialised thread indices,
+                # constants of other loops) says nothing about how often the block runs
+                inside = [i for i in anchors if ptx.within(ptx.loop_of.get(i.line), owner)]
+                anchors = inside or anchors
+            loop = _vote(anchors, ptx)
+            mine = [i for i in anchors if ptx.loop_of.get(i.line) == loop]
+            anchor = statistics.median([ptx.count.get(i.line, 0.0) for i in mine]) \
+                if mine else 0.0
             if any(i.base == "CALL" and _slow_path(i.target) for i in block.instructions):
                 anchor = 0.0  # the call of a slow path: taken as never run
-            sl = innermost[block.index]
-            info.append((func, block, anchor, _vote(anchors, ptx),
-                         None if sl is None else (func.name, sl)))
+            info.append((func, block, anchor, loop, sl))
 
     # regions of every PTX loop: SASS loops that run it, straight blocks that hold it
     regions: dict[tuple[str, int], list[dict]] = {}
