@@ -240,3 +240,76 @@ def test_assembled_modules_are_cached(tmp_path, monkeypatch):
     again = assemble(text, name="loop")
     assert calls == [] and again == first
     assert list(tmp_path.rglob("*.json"))
+
+
+# An if/else on bit MASK of the thread index: MASK 1 splits every warp, 32 none.
+BRANCHY = f"""{HEADER}.visible .entry branchy(.param .u64 dst)
+{{
+.reg .pred %p<2>; .reg .u32 %r<6>; .reg .u64 %rd<4>;
+ld.param.u64 %rd1, [dst];
+mov.u32 %r1, %tid.x;
+and.b32 %r2, %r1, MASK;
+setp.eq.u32 %p1, %r2, 0;
+@%p1 bra ELSE;
+mul.lo.u32 %r3, %r1, 3;
+bra.uni JOIN;
+ELSE:
+add.u32 %r3, %r1, 7;
+JOIN:
+mul.wide.u32 %rd2, %r1, 4;
+add.u64 %rd3, %rd1, %rd2;
+st.global.u32 [%rd3], %r3;
+ret;
+}}
+"""
+
+
+def _branchy_sass(module) -> str:
+    """SASS as ptxas writes an if/else: BSSY before the branch, a BSYNC alone at the
+    join (no line of its own)."""
+    _, line_of = printed_module(module)
+    lines = [line_of[id(i)] for i in module.kernel("branchy").instructions]
+    tid, mask, setp, bra, mul, uni, add, wide, st, ret = (lines[1], lines[2], lines[3],
+                                                          lines[4], lines[5], lines[6],
+                                                          lines[7], lines[8], lines[10],
+                                                          lines[11])
+    offset = iter(range(0, 4096, 16))
+
+    def ins(line, text):
+        head = f'\t//## File ".nv_debug_ptx_txt", line {line}\n' if line else ""
+        return f"{head}        /*{next(offset):04x}*/                   {text} ;"
+
+    return "\n".join([
+        '\t.section\t.text.branchy,"ax",@progbits',
+        "branchy:",
+        ins(tid, "S2R R0, SR_TID.X"),
+        ins(mask, "LOP3.LUT R2, R0, 0x1, RZ, 0xc0, !PT"),
+        ins(setp, "BSSY B0, `(.L_x_2)"),
+        ins(setp, "ISETP.NE.U32.AND P0, PT, R2, RZ, PT"),
+        ins(bra, "@!P0 BRA `(.L_x_0)"),
+        ins(mul, "IMAD R3, R0, 0x3, RZ"),
+        ins(uni, "BRA `(.L_x_1)"),
+        ".L_x_0:",
+        ins(add, "IADD3 R3, R0, 0x7, RZ"),
+        ".L_x_1:",
+        ins(None, "BSYNC B0"),
+        ".L_x_2:",
+        ins(wide, "IMAD.WIDE.U32 R4, R0, 0x4, R4"),
+        ins(st, "STG.E desc[UR4][R4.64], R3"),
+        ins(ret, "EXIT"),
+    ]) + "\n"
+
+
+@pytest.mark.parametrize("mask,split", [(1, True), (32, False)])
+def test_every_divergent_path_issues_the_bsync_at_the_join(mask, split):
+    module = parse(BRANCHY.replace("MASK", str(mask)))
+    trace = emulate(module, ((1,), (64,)), [np.zeros(64, np.uint32)]).trace
+    branch = next(pc for pc, item in enumerate(trace.program.items)
+                  if item.instr.opcode == "bra" and item.instr.guard is not None)
+    join = branch + 4  # mul.wide after the label JOIN
+    assert trace.splits == ({(branch, join): 2} if split else {})
+    mapped = map_sass(trace, code=parse_disassembly(_branchy_sass(module)))
+    counts = [count for _, _, count, _ in mapped.blocks]
+    paths = 2 if split else 1  # warps on each side of the branch
+    assert counts == [2, paths, paths, 2 + (2 if split else 0), 2]
+    assert mapped.total == 5 * 2 + 2 * paths + paths + counts[3] + 3 * 2

@@ -72,6 +72,7 @@ class Machine:
         self.record_segment = recorder.segment if recorder is not None else None
         self.record_memory = recorder.memory if recorder is not None else None
         self.record_branch = recorder.branch if recorder is not None else None
+        self.record_split = recorder.split if recorder is not None else None
         self.ctx = Ctx(self.access, self)
         self.closures = translate_program(program, self.ctx)
         self.segments = self._segments()

@@ -240,6 +240,8 @@ class Scheduler:
         self.move(warps[bits == 0], fall)
         split = (bits != 0) & (bits != active)
         if split.any():
+            if self.m.record_split is not None:
+                self.m.record_split(seg.term_pc, seg.reconv, int(np.count_nonzero(split)))
             self.diverge(warps[split], [(target, bits[split]), (fall, active[split] & ~bits[split])],
                          seg.reconv)
 
@@ -262,6 +264,8 @@ class Scheduler:
             paths = []
             for v in values.tolist():
                 paths.append((targets[v], lane_bits(idx[mine & (index == v)], self.warps)[[w]]))
+            if self.m.record_split is not None:
+                self.m.record_split(seg.term_pc, seg.reconv, len(paths) - 1)
             self.diverge(np.array([w]), paths, seg.reconv)
 
     def _push(self, warps: np.ndarray, pc, rpc, mask) -> None:

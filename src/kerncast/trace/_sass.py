@@ -10,15 +10,16 @@ branches, unrolls loops and keeps small local arrays in registers.
 :func:`estimate_sass` maps the emulated PTX stream onto the real SASS by default
 (:mod:`kerncast.trace._sassmap`): ptxas assembles the module for sm_90 with line
 information, every SASS basic block gets the execution count of the PTX lines it
-was assembled from (the median over its unpredicated instructions), and loops
-ptxas unrolled are matched to their PTX loops through those lines, the trip count
-of every entry (from the emulator's streams) dealt out over the unrolled loop,
-its straight copies and the remainder loop; the estimate is the sum of block
-count times block size. On the 92 H100 launches of ``tools/trace_counters.py``
-(micro-kernels, the emulator's test kernels, the corpus at size small) every
-estimate falls between 0.90 and 1.02 of the measured count, 68 of them exact;
-mean |log(estimate / measured)| 0.010 (the factor model below: 76 of 92 within
-15%, 0.118 leave-one-out).
+was assembled from (the median over its unpredicated instructions), loops ptxas
+unrolled are matched to their PTX loops through those lines, the trip count of
+every entry (from the emulator's streams) dealt out over the unrolled loop, its
+straight copies and the remainder loop, and a ``BSYNC`` at a join is issued once
+per arriving path; the estimate is the sum of block count times block size. On
+the 92 H100 launches of ``tools/trace_counters.py`` (micro-kernels, the
+emulator's test kernels, the corpus at size small) every estimate falls between
+0.94 and 1.02 of the measured count, 75 of them exact; mean |log(estimate /
+measured)| 0.003 (the factor model below: 76 of 92 within 15%, 0.118
+leave-one-out).
 
 Where ptxas or nvdisasm is not installed, or the trace does not hold its PTX
 module, the estimate falls back to per-class factors and says so (``method`` and

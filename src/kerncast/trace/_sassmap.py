@@ -3,37 +3,44 @@
 ptxas assembles the emulated module (:func:`kerncast.trace._sasscode.assemble`,
 ``-lineinfo``), so every SASS instruction names the PTX line it came from. The
 count of a SASS basic block is then derived from the PTX execution counts of the
-emulated launch in three steps:
+emulated launch in four steps:
 
 1. *Anchor.* A block runs as often as the PTX instructions it was assembled from:
-   the median warp-level count of the PTX lines of its unpredicated instructions
-   (predicated ones come from if-converted branches and run less often in PTX;
-   an instruction whose line is inherited from before a label, a ``BSYNC`` at a
-   join point say, is left out). The median ignores the odd instruction ptxas
-   hoisted or sank.
-2. *Loops.* Natural loops of the SASS and of the PTX are matched through the
-   lines: a SASS loop belongs to the PTX loop most of its instructions come from.
-   A SASS block (or loop body) that holds ``k`` copies of a PTX loop's body (the
-   median, over the loop's memory and floating-point instructions that map to one
-   SASS instruction each, of how many SASS instructions carry each line) runs ``k``
-   PTX iterations at a time. Per entry of the PTX loop (every warp's trip count,
-   from the emulator's streams) the iterations are dealt out greedily, as ptxas's
-   unrolled code does: the largest unrolled loop runs ``trip // k`` times, straight
-   unrolled copies once each if enough iterations remain, the rest falls to the
-   remainder loop. Straight blocks of a PTX loop that hold no copy of its body
-   (loop set-up and remainder tests) run once per entry. This covers ptxas's
-   unrolling (main loop, two-copy step, remainder loop) and full unrolling of
-   loops with constant trip counts.
-3. *Count.* The estimate is the sum over reachable blocks of the kernel and of the
+   the median warp-level count of the PTX lines of its anchor instructions. Those
+   are unpredicated (predicated ones come from if-converted branches and run less
+   often in PTX) and carry a line of their own (a ``BSYNC`` at a join point only
+   inherits the line of the code before its label); memory accesses and barriers
+   first, as ptxas does not move them across branches, else anything but what
+   ptxas places or rematerialises freely (constant and special-register reads,
+   moves, ``BSSY``, exits duplicated into branches). Inside a SASS loop only lines
+   of its PTX loop count. The median ignores the odd instruction hoisted or sunk.
+2. *Loops.* A SASS loop belongs to the PTX loop of the PTX branch its back edge
+   was assembled from. A SASS loop body or straight block that holds ``k`` copies
+   of a PTX loop's body (the median, over the loop's memory and floating-point
+   instructions that map to one SASS instruction each, of how many SASS memory or
+   floating-point instructions carry each line) runs ``k`` PTX iterations at a
+   time. Per entry of the PTX loop (every warp's trip count, from the emulator's
+   streams) the iterations are dealt out greedily, as ptxas's unrolled code does:
+   the largest unrolled loop runs ``trip // k`` times, straight copies once each
+   if enough iterations remain, the rest falls to the remainder loop. Straight
+   blocks of a PTX loop that hold no copy of its body (set-up and remainder
+   tests) run once per entry. This covers ptxas's unrolling (main loop, two-copy
+   step, remainder loop), peeled iterations and full unrolling.
+3. *Joins.* A ``BSYNC`` alone at a join point is issued by every path that
+   arrives there: the warps that run the code after it, plus the extra paths that
+   the divergent branches of its ``BSSY`` region made (``Trace.splits``, shared
+   among the SASS copies of a PTX branch).
+4. *Count.* The estimate is the sum over reachable blocks of the kernel and of the
    subroutines it calls of count times block size. Predicated-off instructions,
-   ``BSSY``/``BSYNC``, warp-aggregated atomics, kept or promoted local arrays and
-   division sequences are in the real code, so they need no model.
+   warp-aggregated atomics, local arrays kept in registers and division sequences
+   are in the real code, so they need no model.
 
-The counts are warp-level and, like the emulator, follow each divergent path
+Counts are warp-level and, like the emulator, follow each divergent path
 separately. What the mapping cannot see: branches ptxas adds that have no PTX
 counterpart decided by data (slow paths of division and square root are taken as
-never run), and loop copies whose iteration split depends on more than the trip
-count (a loop ptxas versioned on alignment, say).
+never run), loop copies whose iteration split depends on more than the trip
+count (a loop ptxas versioned on alignment, say), and divergence where ptxas
+reconverges elsewhere than the PTX's immediate post-dominator.
 """
 
 from __future__ import annotations
@@ -50,6 +57,8 @@ __all__ = ["SassMapping", "map_sass", "printed_module"]
 _ONE_TO_ONE_MEMORY = frozenset(("ld", "ldu", "st", "atom", "red"))
 _ONE_TO_ONE_FLOAT = frozenset(("fma", "add", "sub", "mul"))
 _SPACES = frozenset(("global", "shared", None))
+_FIXED = frozenset(("LDG", "STG", "LDS", "STS", "LD", "ST", "LDL", "STL", "ATOM", "ATOMG",
+                    "ATOMS", "RED", "REDG", "REDS", "BAR", "SHFL", "VOTE", "MATCH"))
 _MOVABLE = frozenset(("LDC", "ULDC", "S2R", "S2UR", "CS2R", "MOV", "UMOV", "BSSY", "BSYNC",
                       "NOP", "HFMA2.MMA", "EXIT", "RET"))
 _SASS_MEMORY = frozenset(("LDG", "STG", "LDS", "STS", "LD", "ST", "ATOM", "ATOMG", "ATOMS",
@@ -265,11 +274,13 @@ def _sass_loops(func) -> tuple[list[int | None], dict[int, frozenset[int]], dict
 
 def _anchor_instructions(block, ptx: _Ptx) -> list:
     """The instructions whose PTX lines say how often ``block`` runs: unpredicated,
-    with a line of their own, not ones ptxas places or rematerialises freely
-    (constant and special-register reads, moves, ``BSSY``, an ``EXIT`` duplicated
-    into a branch), when there are such."""
+    with a line of their own, memory accesses and barriers first (ptxas does not
+    move those across branches), else not ones ptxas places or rematerialises
+    freely (constant and special-register reads, moves, ``BSSY``, an ``EXIT``
+    duplicated into a branch), when there are such."""
     known = [i for i in block.instructions if i.line in ptx.lines]
-    for pick in (lambda i: not i.inherited and not i.conditional and i.base not in _MOVABLE,
+    for pick in (lambda i: not i.inherited and not i.conditional and i.base in _FIXED,
+                 lambda i: not i.inherited and not i.conditional and i.base not in _MOVABLE,
                  lambda i: not i.inherited and not i.conditional,
                  lambda i: not i.inherited, lambda i: True):
         chosen = [i for i in known if pick(i)]
@@ -444,7 +455,7 @@ def map_sass(trace, *, arch: str = "sm_90", code=None) -> SassMapping:
         report.append({"loop": loop, "entries": int(len(trips)), "iterations": total_trips,
                        "copies": sorted((p["k"] for p in parts if p["k"]), reverse=True)})
 
-    result = SassMapping(0.0, loops=report)
+    counts: dict[tuple[str, int], float] = {}
     for index, (func, block, anchor, loop, sl) in enumerate(info):
         if index in fixed:
             count = fixed[index]
@@ -452,8 +463,85 @@ def map_sass(trace, *, arch: str = "sm_90", code=None) -> SassMapping:
             count = anchor * loop_scale[sl]
         else:
             count = anchor
+        counts[(func.name, block.index)] = count
+    splits = _splits_by_line(trace, line_of)
+    for func in functions:
+        extra = _join_arrivals(func, splits)
+        for block in func.blocks:
+            if not _join(block) or (func.name, block.index) not in counts:
+                continue
+            # a BSYNC alone at a join point: the reconverged code after it runs once
+            # per warp that gets there, and every path of a divergent branch in the
+            # BSSY region it closes issues the BSYNC when it arrives
+            after = block
+            while _join(after) and after.successors:
+                after = func.blocks[after.successors[0]]
+            count = counts.get((func.name, after.index))
+            if count is not None:
+                counts[(func.name, block.index)] = count + extra.get(block.index, 0.0)
+    result = SassMapping(0.0, loops=report)
+    for func, block, *_ in info:
+        count = counts[(func.name, block.index)]
         result.blocks.append((func.name, block.index, count, len(block)))
         result.total += count * len(block)
         for ins in block.instructions:
             result.by_opcode[ins.base] = result.by_opcode.get(ins.base, 0.0) + count
     return result
+
+
+def _splits_by_line(trace, line_of: dict[int, int]) -> dict[int, float]:
+    """Extra paths made by divergent executions of the PTX branches, by line (paths
+    that only meet again at the exit are left out: they reach no ``BSYNC``)."""
+    program = trace.program
+    out: dict[int, float] = {}
+    for (pc, reconv), groups in getattr(trace, "splits", {}).items():
+        line = line_of.get(id(program.items[pc].instr))
+        if reconv >= 0 and line is not None:
+            out[line] = out.get(line, 0.0) + groups
+    return out
+
+
+def _join_arrivals(func, splits: dict[int, float]) -> dict[int, float]:
+    """Per join block (a ``BSYNC`` ending a ``BSSY`` region): the paths that the
+    divergent branches of its region (not of a region nested in it) add. A PTX
+    branch's paths are shared among the SASS branches assembled from it."""
+    where = {label: b.index for b in func.blocks for label in b.labels}
+    reach = func.reachable()
+    regions = []
+    for block in func.blocks:
+        if block.index not in reach:
+            continue
+        for ins in block.instructions:
+            if ins.base != "BSSY" or ins.target not in where:
+                continue
+            join = where[ins.target] - 1
+            if join < 0 or not _join(func.blocks[join]):
+                continue
+            seen, todo = {block.index}, [block.index]
+            while todo:
+                for nxt in func.blocks[todo.pop()].successors:
+                    if nxt not in seen and nxt != join and nxt > block.index - 1 and \
+                            nxt < join:
+                        seen.add(nxt)
+                        todo.append(nxt)
+            regions.append((join, seen))
+    copies = Counter(b.last.line for b in func.blocks if b.index in reach
+                     and b.last.base in ("BRA", "BRX") and (b.last.conditional or
+                                                          b.last.base == "BRX"))
+    out: dict[int, float] = {}
+    for b in func.blocks:
+        last = b.last
+        if b.index not in reach or last.base not in ("BRA", "BRX") or \
+                not (last.conditional or last.base == "BRX") or last.line not in splits:
+            continue
+        inside = [r for r in regions if b.index in r[1]]
+        if inside:
+            join = min(inside, key=lambda r: len(r[1]))[0]
+            out[join] = out.get(join, 0.0) + splits[last.line] / copies[last.line]
+    return out
+
+
+def _join(block) -> bool:
+    """A block of ``BSYNC`` only (ptxas puts one right before the label a ``BSSY``
+    names), whose PTX line is only inherited from the code before it."""
+    return all(i.base == "BSYNC" and i.inherited for i in block.instructions)

@@ -118,6 +118,7 @@ class TraceBuilder:
         self.mem: list[tuple] = []
         self.bar: list[tuple] = []
         self.skips: dict[int, int] = {}
+        self.splits: dict[tuple[int, int], int] = {}
 
     def begin_batch(self, blocks: np.ndarray) -> None:
         self.batches.append(np.asarray(blocks, np.int64))
@@ -160,6 +161,12 @@ class TraceBuilder:
         """Warps that took a conditional branch with all their active lanes."""
         if len(warps):
             self.skips[pc] = self.skips.get(pc, 0) + len(warps)
+
+    def split(self, pc: int, reconv: int, groups: int) -> None:
+        """Warp executions of the branch at ``pc`` that split their lanes: ``groups``
+        more paths than warps, to reconverge at ``reconv``."""
+        key = (pc, reconv)
+        self.splits[key] = self.splits.get(key, 0) + groups
 
     def barrier(self, pc: int, slots, warps, counts) -> None:
         self.bar.append((pc, len(self.batches) - 1, np.asarray(warps), np.asarray(counts)))
@@ -230,6 +237,10 @@ class Trace:
         """First step whose memory accesses were not recorded (None: all were)."""
         self.skipped = dict(b.skips)
         """Per conditional branch pc: warp executions that jumped with every active lane."""
+        self.splits = dict(b.splits)
+        """Per ``(branch pc, reconvergence pc)``: the extra paths its divergent warp
+        executions made (one per warp split in two; an indirect branch to ``n``
+        targets makes ``n - 1``); reconvergence -1 is the exit."""
 
     def _global_warps(self, batch: np.ndarray, local: np.ndarray) -> np.ndarray:
         """Global warp ids of batch-local warp numbers."""
