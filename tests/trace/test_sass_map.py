@@ -313,3 +313,14 @@ def test_every_divergent_path_issues_the_bsync_at_the_join(mask, split):
     paths = 2 if split else 1  # warps on each side of the branch
     assert counts == [2, paths, paths, 2 + (2 if split else 0), 2]
     assert mapped.total == 5 * 2 + 2 * paths + paths + counts[3] + 3 * 2
+
+
+def test_sass_without_the_kernel_falls_back_to_the_factors(monkeypatch):
+    _, trace = _run(5)
+    monkeypatch.setattr(_sasscode, "find_tools", lambda: ("ptxas", "nvdisasm"))
+    monkeypatch.setattr(_sasscode, "assemble", lambda *a, **k: parse_disassembly(""))
+    est = estimate_sass(trace)
+    assert est["method"] == "factors"
+    assert est["fallback"].startswith("SASS mapping failed") and "loop" in est["fallback"]
+    with pytest.raises(KeyError, match="no SASS function 'loop'"):
+        estimate_sass(trace, method="sass")

@@ -235,7 +235,8 @@ def estimate_sass(trace, program=None, factors: Mapping[str, float] | None = Non
     ------
     ToolchainError
         With ``method="sass"``, when ptxas or nvdisasm is missing or fails (with
-        ``"auto"`` the estimate falls back to the factors and ``fallback`` says why).
+        ``"auto"`` the estimate falls back to the factors and ``fallback`` says why,
+        as it does when the SASS has no function of the kernel's name).
     """
     if method not in ("auto", "sass", "factors"):
         raise ValueError(f"method must be 'auto', 'sass' or 'factors', not {method!r}")
@@ -258,10 +259,10 @@ def estimate_sass(trace, program=None, factors: Mapping[str, float] | None = Non
 
             try:
                 mapped = map_sass(trace, arch=arch)
-            except ToolchainError as exc:
+            except (ToolchainError, ValueError, KeyError) as exc:
                 if method == "sass":
                     raise
-                reason = str(exc)
+                reason = f"SASS mapping failed: {exc}"
             else:
                 out = {"total": float(mapped.total), "method": "sass", "fallback": ""}
                 out.update({k: float(v) for k, v in sorted(mapped.by_opcode.items())})
