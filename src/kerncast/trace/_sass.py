@@ -17,8 +17,8 @@ straight copies and the remainder loop, and a ``BSYNC`` at a join is issued once
 per arriving path; the estimate is the sum of block count times block size. On
 the 92 H100 launches of ``tools/trace_counters.py`` (micro-kernels, the
 emulator's test kernels, the corpus at size small) every estimate falls between
-0.94 and 1.02 of the measured count, 75 of them exact; mean |log(estimate /
-measured)| 0.003 (the factor model below: 76 of 92 within 15%, 0.118
+0.95 and 1.01 of the measured count, 83 of them exact; mean |log(estimate /
+measured)| 0.002 (the factor model below: 76 of 92 within 15%, 0.118
 leave-one-out).
 
 Where ptxas or nvdisasm is not installed, or the trace does not hold its PTX

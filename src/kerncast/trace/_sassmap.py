@@ -24,7 +24,8 @@ emulated launch in four steps:
    the largest unrolled loop runs ``trip // k`` times, straight copies once each
    if enough iterations remain, the rest falls to the remainder loop. Straight
    blocks of a PTX loop that hold no copy of its body (set-up and remainder
-   tests) run once per entry. This covers ptxas's unrolling (main loop, two-copy
+   tests) run once per entry; one that only leads into an unrolled loop, once
+   per entry that runs it. This covers ptxas's unrolling (main loop, two-copy
    step, remainder loop), peeled iterations and full unrolling.
 3. *Joins.* A ``BSYNC`` alone at a join point is issued by every path that
    arrives there: the warps that run the code after it, plus the extra paths that
@@ -430,11 +431,13 @@ def map_sass(trace, *, arch: str = "sm_90", code=None) -> SassMapping:
         counted: dict[int, float] = {}
         order = sorted((p for p in parts if p["kind"] != "overhead"),
                        key=lambda p: (-p["k"], p["kind"] == "loop"))
+        entered: dict[tuple[str, int], float] = {}
         for n, part in enumerate(order):
             k = part["k"]
             if part["kind"] == "loop":
                 runs = rem // k
                 counted[n] = float(runs.sum())
+                entered[part["key"]] = float(np.count_nonzero(runs))
                 rem = rem - runs * k
             else:
                 took = rem >= k
@@ -451,7 +454,12 @@ def map_sass(trace, *, arch: str = "sm_90", code=None) -> SassMapping:
                 fixed[part["index"]] = counted[n]
         for part in parts:
             if part["kind"] == "overhead":
-                fixed[part["index"]] = float(len(trips))
+                # once per entry; a block that only leads into one of the unrolled
+                # loops, once per entry that runs that loop
+                func, block = info[part["index"]][:2]
+                into = [(func.name, s) for s in block.successors]
+                fixed[part["index"]] = entered[into[0]] if len(into) == 1 and \
+                    into[0] in entered else float(len(trips))
         report.append({"loop": loop, "entries": int(len(trips)), "iterations": total_trips,
                        "copies": sorted((p["k"] for p in parts if p["k"]), reverse=True)})
 
@@ -542,6 +550,7 @@ def _join_arrivals(func, splits: dict[int, float]) -> dict[int, float]:
 
 
 def _join(block) -> bool:
-    """A block of ``BSYNC`` only (ptxas puts one right before the label a ``BSSY``
-    names), whose PTX line is only inherited from the code before it."""
-    return all(i.base == "BSYNC" and i.inherited for i in block.instructions)
+    """A block of ``BSYNC`` only: ptxas puts one right before the label a ``BSSY``
+    names, with the line of the code before it or of the branch it closes, neither
+    of which says how often it runs."""
+    return all(i.base == "BSYNC" for i in block.instructions)
