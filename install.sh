@@ -3,7 +3,7 @@
 #   - Debian packages: clang-14 and libclc-14 (OpenCL C -> PTX), gcc (the C versions of
 #     the corpus kernels), and with --test Chromium and its driver (report tests);
 #   - a virtual environment .venv holding kerncast and its Python dependencies, among
-#     them NVIDIA's CUDA 13.0 compiler wheels (nvcc, NVRTC, ptxas) and, with --test or
+#     them NVIDIA's CUDA 13.0 compiler wheels (nvcc, NVRTC, ptxas), nvdisasm and, with --test or
 #     --opencl, PyOpenCL with PoCL (a real OpenCL device on the CPU).
 # Usage: ./install.sh [--test] [--opencl]
 set -euo pipefail
