@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One call of a measurement campaign on a lent GPU machine (see docs/MEASURING.md).
 #   tools/device_campaign.sh DEVICE DEADLINE_S -- ARGS...   (ARGS go to kerncast measure corpus)
-# Installs the carried wheels, continues the dataset data/DEVICE in $OUT/DEVICE, runs the
+#   DATASET=NAME names the dataset directory when it differs from DEVICE (e.g. a PoCL CPU).
+# Installs the carried wheels, continues the dataset data/NAME in $OUT/NAME, runs the
 # campaign until DEADLINE_S, compacts the part files into one Parquet file per table and
 # removes the parts, so that what comes back from $OUT is the whole dataset.
 set -uo pipefail
@@ -10,10 +11,11 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
   --target /tmp/site .whl/*.whl >/dev/null 2>&1 || { echo "wheel install failed"; exit 1; }
 export PYTHONPATH=/tmp/site:$PWD/src PYTHONUNBUFFERED=1
 mkdir -p /tmp/icd; echo libnvidia-opencl.so.1 > /tmp/icd/nvidia.icd
-out=$OUT/$device
+name=${DATASET:-$device}
+out=$OUT/$name
 mkdir -p "$out"
 # continue from the dataset in the tree unless an earlier run of this call left a newer one
-if [ -d "data/$device" ]; then cp -rn "data/$device/." "$out/"; fi
+if [ -d "data/$name" ]; then cp -rn "data/$name/." "$out/"; fi
 start=$(date +%s)
 python3 -m kerncast measure corpus --device "$device" --out "$out" --deadline "$deadline" \
   --json "$@" > "/tmp/campaign-$start.json" 2> "/tmp/campaign-$start.log"
