@@ -206,7 +206,9 @@ def read_ncu(path: Path) -> list[dict[str, float]]:
     return [launches[k] for k in sorted(launches)]
 
 
-def emulated(root: Path, case: dict) -> dict[str, float]:
+def emulated(root: Path, case: dict, **options) -> dict[str, float]:
+    """Trace totals and SASS estimate of ``case`` emulated (``options`` go to ``emulate``:
+    another block order or batching, say)."""
     from kerncast.emu import emulate
     from kerncast.ptx import parse
     from kerncast.trace import estimate_sass, kernel_totals
@@ -215,7 +217,7 @@ def emulated(root: Path, case: dict) -> dict[str, float]:
         a["scalar"]) for a in case["args"]]
     module = parse((root / case["ptx"]).read_text())
     result = emulate(module, (case["grid"], case["block"], case["shared"]), args,
-                     entry=case["entry"])
+                     entry=case["entry"], **options)
     totals = kernel_totals(result.trace)
     sass = estimate_sass(result.trace)
     totals["sass_estimate"] = sass["total"]
