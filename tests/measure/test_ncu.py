@@ -122,3 +122,35 @@ def test_counters_campaign_end_to_end_with_a_stand_in_ncu(tmp_path, fake_ncu, ch
     calls = [json.loads(x) for x in fake_ncu.read_text().splitlines()]
     assert len(calls) == 2 and all("none" == c[c.index("--clock-control") + 1] for c in calls)
     assert json.loads((out / "ncu_metrics.json").read_text())["ncu_version"] == "2025.3.1.0"
+
+
+def test_sampled_launches_are_profiled_outside_a_campaign(fake_ncu):
+    from kerncast.corpus import get_kernel
+    from kerncast.measure._counters import profile_sampled
+    from tests.measure.fakes import FakeBackend
+
+    kernel = get_kernel("matmul_naive")
+    config = kernel.launch("small")
+    rows = profile_sampled(FakeBackend("h100"), "h100", kernel, config, (2, 3),
+                           child_backend="tests.measure.fakes:FakeBackend")
+    assert [r["sample_k"] for r in rows] == [2, 3]
+    assert all(r["psat"] > 0 for r in rows)
+    assert rows[0]["blocks_launched"] <= rows[1]["blocks_launched"] <= config.blocks
+    assert rows[1]["gpu__time_duration.sum"] == pytest.approx(12.5e-6)
+    assert rows[1]["config"] == config.label() and rows[1]["device"] == "h100-sxm"
+    calls = [json.loads(x) for x in fake_ncu.read_text().splitlines()]
+    assert len(calls) == 1 and calls[0][calls[0].index("--clock-control") + 1] == "none"
+
+
+def test_a_sample_the_profiler_misses_is_a_clear_error(fake_ncu, child_env):
+    from kerncast._errors import KerncastError
+    from kerncast.corpus import get_kernel
+    from kerncast.measure._counters import profile_sampled
+    from tests.measure.fakes import FakeBackend
+
+    child_env.setenv("KC_FAKE", json.dumps({"matmul_naive": "launch_error"}))
+    kernel = get_kernel("matmul_naive")
+    with pytest.raises(KerncastError, match="k=3 of matmul_naive"):
+        profile_sampled(FakeBackend("h100", behaviours={}), "h100", kernel,
+                        kernel.launch("small"), (3,),
+                        child_backend="tests.measure.fakes:FakeBackend")

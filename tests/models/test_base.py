@@ -96,3 +96,17 @@ def test_encode_stores_sklearn_objects_with_skops():
 def test_encode_refuses_other_objects():
     with pytest.raises(TypeError, match="without pickle"):
         encode(object())
+
+
+def test_a_missing_skops_is_a_clear_error(monkeypatch):
+    import sys
+
+    from sklearn.preprocessing import StandardScaler
+
+    from kerncast._errors import ToolchainError
+
+    encoded = encode(StandardScaler().fit([[0.0], [1.0]]))
+    monkeypatch.setitem(sys.modules, "skops.io", None)
+    monkeypatch.setitem(sys.modules, "skops", None)
+    with pytest.raises(ToolchainError, match="pip install skops"):
+        decode(encoded)

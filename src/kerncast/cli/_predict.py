@@ -47,7 +47,8 @@ def predict_cmd(
     config: Annotated[list[str] | None, typer.Option(
         "--config", "-c", help="Tunable NAME=VALUE (repeatable), e.g. --config tile=32.")] = None,
     model: Annotated[str, typer.Option(
-        help="static (no GPU), or sampling / seed-linear (runs sampled launches).")] = "static",
+        help="static (no GPU), or sampling / seed-linear / sampling-svr (runs sampled "
+             "launches; sampling-svr also profiles one with Nsight Compute).")] = "static",
     backend: Annotated[str, typer.Option(
         help="For live sampling: cupy (NVIDIA GPU) or pocl (this CPU).")] = "cupy",
     lang: LangOpt = "cuda",

@@ -19,7 +19,7 @@ from kerncast.measure._ncu import NcuBatch, NcuObserver, NcuResult, available_me
 from kerncast.measure._plan import Item
 from kerncast.measure._provenance import row_provenance
 
-__all__ = ["observer_for", "run_counters"]
+__all__ = ["observer_for", "profile_sampled", "run_counters"]
 
 
 def observer_for(out: Path) -> NcuObserver:
@@ -129,3 +129,48 @@ def run_counters(campaign, items: list[Item], prep_dir: str | None) -> None:
         campaign.failure(left[0], status, f"ncu exited {batch.returncode}: "
                          f"{batch.log_tail[-800:]}" if not batch.timed_out
                          else f"ncu did not finish within {math.ceil(timeout)} s")
+
+
+def profile_sampled(backend, device: str | None, kernel, config, ks: tuple[int, ...], *,
+                    seed: int = 0, timeout: float = 300.0,
+                    child_backend: str | None = None) -> list[dict]:
+    """Counters of sampled launches of one configuration, outside a campaign.
+
+    One Nsight Compute child (on ``backend``'s kind of backend and ``device``) launches
+    the first ``k·Psat·N_SM`` blocks for each ``k`` in ``ks``, Psat as the sampled runs
+    define it; returns one ``counters`` row per ``k`` with the launch columns, the
+    compiler statistics and the metrics. A launch ncu could not profile raises
+    :class:`~kerncast._errors.KerncastError` with ncu's words. ``child_backend`` names
+    the child's backend where ``backend.name`` does not (``module:Class``).
+    """
+    from kerncast._errors import KerncastError  # noqa: PLC0415
+    from kerncast.measure._run import launch_columns  # noqa: PLC0415
+
+    observer = NcuObserver()
+    observer.check_metrics(available_metrics(observer.ncu))
+    job = {"backend": child_backend or backend.name, "device": device, "seed": seed,
+           "corpus_root": str(kernel.app.directory.parent), "prep_dir": None,
+           "items": [{"kernel": kernel.name, "size": config.size,
+                      "tunables": dict(config.tunables), "sample_k": k} for k in ks]}
+    batch = observer.profile(job, [kernel.entry], timeout)
+    records = {m["index"]: m for m in batch.manifest}
+    results = iter(batch.results)
+    rows = []
+    for index, k in enumerate(ks):
+        record = records.get(index) or {}
+        result = next(results, None) if record.get("status") == "ok" else None
+        if result is None or (result.kernel_name, result.grid) != (record.get("entry"),
+                                                                  record.get("grid")):
+            why = record.get("error") or ("timed out" if batch.timed_out
+                                          else f"exit code {batch.returncode}")
+            raise KerncastError(f"Nsight Compute returned no counters for the sample k={k} of "
+                                f"{kernel.name} ({why}); ncu said: {batch.log_tail[-400:]}")
+        row = launch_columns(kernel, config, backend.language, backend.device_key,
+                             backend.sm_count)
+        row.update(record.get("resources", {}))
+        row.update(status="ok", error="", sample_k=k, psat=record.get("psat"),
+                   blocks_launched=record.get("blocks_launched"),
+                   metrics_missing=",".join(observer.missing))
+        row.update({m: v for m, v in result.metrics.items() if m in observer.metrics})
+        rows.append(row)
+    return rows

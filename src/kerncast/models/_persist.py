@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from kerncast._errors import InputError
+from kerncast._errors import InputError, ToolchainError
 
 __all__ = ["decode", "encode"]
 
@@ -68,7 +68,12 @@ def _hashable(key: Any) -> Any:
 
 
 def _load_skops(data: bytes) -> Any:
-    import skops.io  # noqa: PLC0415
+    try:
+        import skops.io  # noqa: PLC0415
+    except ImportError as exc:
+        raise ToolchainError("loading a saved scikit-learn model needs skops, which is not "
+                             "installed here; install it with 'pip install skops' (kerncast "
+                             "declares it as a dependency)") from exc
 
     untrusted = skops.io.get_untrusted_types(data=data)
     refused = [t for t in untrusted if not t.startswith(_TRUSTED_PREFIXES)]

@@ -5,7 +5,9 @@ calibration, or the nearest calibrated one adapted to the spec). The sampling mo
 need sampled runs: in *live* mode they run the samples themselves through a
 measurement backend (CuPy on an NVIDIA GPU, or PoCL on this CPU, the seed's "other
 vendor"), then predict; a grid too small to sample is measured directly, and the
-prediction says so.
+prediction says so. ``sampling-svr`` also profiles its second sample (3·Psat·N_SM
+blocks) with Nsight Compute and asks the SVR kerncast ships (trained on its H100
+dataset, or the one trained for the device where there is one).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from kerncast.models.registry import get_predictor
 
 __all__ = ["LIVE_MODELS", "predict", "resolve_kernel", "sweep"]
 
-LIVE_MODELS = ("sampling", "seed-linear")
+LIVE_MODELS = ("sampling", "seed-linear", "sampling-svr")
 
 
 def resolve_kernel(name: str | CorpusKernel) -> CorpusKernel:
@@ -80,11 +82,39 @@ def _live(model: str, kernel, config, device, language, backend: str) -> Predict
                          f"{bad[0].get('error', '')}")
     row = {**_row(kernel, config, be.device_key if ":" not in be.device_key else device,
                   be.language, be.sm_count), "device": be.device_key}
-    data = Dataset(times=pd.DataFrame([row]), samples=pd.DataFrame(rows))
-    predictor = get_predictor(model).fit(data)
-    prediction = predictor.explain(data)[0]
+    if model == "sampling-svr":
+        prediction = _live_svr(be, device, kernel, config, row, rows)
+    else:
+        data = Dataset(times=pd.DataFrame([row]), samples=pd.DataFrame(rows))
+        prediction = get_predictor(model).fit(data).explain(data)[0]
     prediction.based_on["backend"] = be.name
     prediction.based_on["sampled_runs"] = len(rows)
+    return prediction
+
+
+def _shipped_svr(device_key: str):
+    """The shipped SVR for ``device_key`` (``h200`` for the H200), else the H100's."""
+    from kerncast.models._trained import shipped_models, trained_model  # noqa: PLC0415
+
+    short = device_key.split("-")[0]
+    name = short if f"sampling-svr-{short}" in shipped_models() else "h100"
+    return trained_model("sampling-svr", name), name
+
+
+def _live_svr(be, device, kernel, config, row: dict, samples: list[dict]) -> Prediction:
+    from kerncast.measure._counters import profile_sampled  # noqa: PLC0415
+    from kerncast.models._svr import SECOND_K  # noqa: PLC0415
+
+    svr, trained_on = _shipped_svr(be.device_key)
+    counters = profile_sampled(be, device, kernel, config, (SECOND_K,))
+    data = Dataset(times=pd.DataFrame([row]), samples=pd.DataFrame(samples),
+                   counters=pd.DataFrame(counters))
+    prediction = svr.explain(data)[0]
+    prediction.based_on["svr_trained_on"] = trained_on
+    if not prediction.seconds == prediction.seconds:  # NaN: nothing to predict from
+        raise InputError(f"sampling-svr could not predict {kernel.name}: "
+                         f"{prediction.based_on.get('error', 'no usable sample')}; "
+                         f"try --model sampling")
     return prediction
 
 
@@ -102,15 +132,20 @@ def predict(kernel: str | CorpusKernel, *, device: str = "h100", size: str = "la
         The launch and where it runs.
     model
         ``static`` (no GPU needed), or ``sampling`` / ``seed-linear`` in live mode
-        (runs sampled launches on ``backend``: ``cupy`` or ``pocl``).
+        (runs sampled launches on ``backend``: ``cupy`` or ``pocl``), or
+        ``sampling-svr`` (sampled launches and Nsight Compute counters; ``cupy`` only).
     """
     k = resolve_kernel(kernel)
     config = k.launch(size, tunables)
     if model == "static":
         return _static(k, config, device, language, sm_count)
+    if model == "sampling-svr" and backend != "cupy":
+        raise InputError("sampling-svr needs Nsight Compute counters of an NVIDIA GPU "
+                         "(--backend cupy); on a CPU device use --model sampling")
     if model in LIVE_MODELS:
         return _live(model, k, config, device, language, backend)
-    raise InputError(f"kerncast predict runs the models static, sampling and seed-linear; "
+    raise InputError(f"kerncast predict runs the models static, sampling, seed-linear and "
+                     f"sampling-svr; "
                      f"{model!r} is scored on datasets with 'kerncast evaluate'")
 
 
