@@ -107,7 +107,7 @@ def emulate(kernel, launch, args, blocks="all", *, entry: str | None = None,
             registers: int | None = None, shared_bytes: int | None = None,
             labels=None, memory_budget: int | None = None,
             inplace: bool = False, stop_when_traced: bool = False,
-            exact: bool = True) -> EmulationResult:
+            exact: bool = True, values: str = "all") -> EmulationResult:
     """Run a kernel's PTX on the CPU with real arguments.
 
     Parameters
@@ -149,6 +149,15 @@ def emulate(kernel, launch, args, blocks="all", *, entry: str | None = None,
         Round fused multiply-adds exactly (off: one float64 ``a * b + c`` rounded to the
         format, faster and off by an ulp in rare cases, for runs whose last bits do not
         matter, such as timing traces).
+    values
+        ``"all"`` computes every instruction's result. ``"needed"`` computes only what
+        the trace depends on (a backward slice from branch and exit predicates,
+        barrier operands, guards and addresses of memory instructions, through every
+        register that feeds them, and through memory where a loaded value is needed):
+        the other instructions are recorded in the trace as before, with the same
+        lanes, and loads, stores and atomics whose values nothing needs only compute,
+        check and record their addresses. The trace equals the full run's; the outputs
+        are then meaningless.
 
     Returns
     -------
@@ -161,6 +170,8 @@ def emulate(kernel, launch, args, blocks="all", *, entry: str | None = None,
         ``MemoryFault``, ``Deadlock``, ``StepBudgetExceeded``, ``KernelTrap`` while
         running (all ``InputError`` subclasses).
     """
+    if values not in ("all", "needed"):
+        raise InputError(f"values must be 'all' or 'needed', not {values!r}")
     began = time.perf_counter()
     func, module = _kernel_of(kernel, entry)
     if not func.is_entry:
@@ -185,7 +196,8 @@ def emulate(kernel, launch, args, blocks="all", *, entry: str | None = None,
     machine = Machine(program, the_launch, args, batch_blocks=per_batch,
                       step_budget=int(step_budget), recorder=recorder, labels=labels,
                       num_sms=num_sms, inplace=inplace,
-                      stop_when_traced=stop_when_traced and memory_budget is not None)
+                      stop_when_traced=stop_when_traced and memory_budget is not None,
+                      values=values)
     from kerncast.emu._fround import EXACTNESS  # noqa: PLC0415
 
     EXACTNESS.exact, previous = exact, EXACTNESS.exact

@@ -21,6 +21,7 @@ from kerncast.emu._machine import (
 from kerncast.emu._memory import PARAM_FRAME_BASE, GlobalMemory, LaneSpace, UniformSpace
 from kerncast.emu._operands import Access, RegFile, Specials
 from kerncast.emu._program import EXIT_PC, Program
+from kerncast.emu._slice import value_slice
 from kerncast.emu._spaces import AddressSpaces
 from kerncast.emu._translate import translate_program
 
@@ -32,7 +33,8 @@ class Machine:
 
     def __init__(self, program: Program, launch: Launch, args, *, batch_blocks: int,
                  step_budget: int, recorder=None, labels=None, num_sms: int = 132,
-                 inplace: bool = False, stop_when_traced: bool = False) -> None:
+                 inplace: bool = False, stop_when_traced: bool = False,
+                 values: str = "all") -> None:
         if program.module is not None and program.module.address_size != 64:
             raise UnsupportedInstruction("only 64-bit PTX (.address_size 64) can be emulated")
         self.program, self.launch = program, launch
@@ -74,7 +76,9 @@ class Machine:
         self.record_branch = recorder.branch if recorder is not None else None
         self.record_split = recorder.split if recorder is not None else None
         self.ctx = Ctx(self.access, self)
-        self.closures = translate_program(program, self.ctx)
+        self.slice = value_slice(program) if values == "needed" else None
+        self.closures = translate_program(program, self.ctx,
+                                          self.slice.modes if self.slice else None)
         self.segments = self._segments()
         self.scheduler = Scheduler(self)
         self.blocks_run: list[np.ndarray] = []

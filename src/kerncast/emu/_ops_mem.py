@@ -16,7 +16,7 @@ from kerncast.emu._spaces import WINDOW_BASE
 from kerncast.emu._types import dtype_of, size_of
 from kerncast.ptx import Address, Imm, Instruction, Symbol
 
-__all__ = ["HANDLERS", "load_kind", "LOAD", "STORE", "ATOMIC"]
+__all__ = ["HANDLERS", "addresses_only", "load_kind", "LOAD", "STORE", "ATOMIC"]
 
 LOAD, STORE, ATOMIC = 0, 1, 2
 _HALF_BITS = {"f16": "b16", "bf16": "b16", "f16x2": "b32", "bf16x2": "b32", "b128": "b64"}
@@ -159,6 +159,42 @@ def _st(ctx: Ctx, frame, ins: Instruction, pc: int):
         if record is not None:
             record(pc, sel, address, width, chunks, STORE)
     return st
+
+
+def addresses_only(ctx: Ctx, frame, ins: Instruction, pc: int):
+    """A load, store or atomic (already translated in full, so known to be supported)
+    reduced to its addresses: computed, checked and recorded, no value read or written.
+    None for a load folded into a constant (it records nothing)."""
+    kind = load_kind(ins)
+    ops = ins.operands
+    if kind == ATOMIC:
+        width = size_of(ins.type)
+        addr = ops[0] if ins.opcode == "red" else ops[1]
+        space = ins.space
+    else:
+        rtype, esize, vec = _memory_type(ins)
+        width = esize * vec
+        addr = ops[1] if kind == LOAD else ops[0]
+        space = _space(ins)
+        if kind == LOAD and _folded(ctx, frame, ins, addr, rtype, esize, vec) is not None:
+            return None
+    get_addr, _ = ctx.access.address(frame, addr, generic=space is None)
+    resolve = ctx.machine.spaces.resolver(space)
+    write = kind != LOAD
+    cache = AccessCache()
+    record = ctx.machine.record_memory
+
+    def access(lanes):
+        sel = lanes.sel
+        address = get_addr(sel)
+        try:
+            chunks = resolve(address, width, sel, cache, write)
+        except Fault as fault:
+            fault.pc = pc
+            raise
+        if record is not None:
+            record(pc, sel, address, width, chunks, kind)
+    return access
 
 
 def _cvta(ctx: Ctx, frame, ins: Instruction, pc: int):

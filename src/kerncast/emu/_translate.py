@@ -17,6 +17,7 @@ from kerncast.emu import _ops_mem, _ops_warp
 from kerncast.emu._build import Ctx, unsupported
 from kerncast.emu._errors import UnsupportedInstruction
 from kerncast.emu._program import PInstr, Program
+from kerncast.emu._slice import ADDRESSES, FULL, SKIP
 from kerncast.ptx import Instruction
 
 __all__ = ["CONTROL", "translate_program"]
@@ -80,8 +81,14 @@ def _bind(ctx: Ctx, item: PInstr) -> Callable:
     return lambda lanes: write(lanes, get(lanes.sl))
 
 
-def translate_program(program: Program, ctx: Ctx) -> list[Callable | None]:
+def translate_program(program: Program, ctx: Ctx, modes=None) -> list[Callable | None]:
     """One closure per instruction (None for control instructions and no-ops).
+
+    ``modes`` (from :func:`kerncast.emu._slice.value_slice`) leaves out the
+    instructions whose results the trace does not need (``SKIP``) and reduces the
+    loads, stores and atomics whose values it does not need to their addresses
+    (``ADDRESSES``); every instruction is still translated first, so that what
+    cannot be emulated is reported in either case.
 
     Raises
     ------
@@ -93,13 +100,18 @@ def translate_program(program: Program, ctx: Ctx) -> list[Callable | None]:
         if _is_control(item) or item.kind in ("call", "noop"):
             closures.append(None)
             continue
+        mode = FULL if modes is None else modes[pc]
         if item.kind == "bind":
-            closures.append(_bind(ctx, item))
+            closures.append(_bind(ctx, item) if mode == FULL else None)
             continue
         ins = item.instr
         try:
             fn = _handler(ins, pc)(ctx, item.frame)
-            if ins.guard is not None:
+            if mode == SKIP:
+                fn = None
+            elif mode == ADDRESSES:
+                fn = _ops_mem.addresses_only(ctx, item.frame, ins, pc)
+            if fn is not None and ins.guard is not None:
                 fn = guarded(fn, ctx.access.pred(item.frame, ins.guard))
         except UnsupportedInstruction as exc:
             if exc.line:
