@@ -122,6 +122,14 @@ def _position(bad: np.ndarray) -> int:
     return int(np.flatnonzero(bad)[0])
 
 
+def _fits(offsets: np.ndarray, width: int, limit: int) -> bool:
+    """Whether every offset is at most ``limit`` and a multiple of ``width``, decided
+    from their bitwise or (at least their maximum) in one pass: False is not a
+    fault, only a reason to check lane by lane."""
+    bits = int(np.bitwise_or.reduce(offsets))
+    return bits <= limit and not bits & (width - 1)
+
+
 def check_aligned(offsets: np.ndarray, width: int, sel, base: int, space: str) -> None:
     """Raise a :class:`Fault` for the first lane whose offset is not a multiple of ``width``."""
     if width > 1 and int(np.bitwise_or.reduce(offsets)) & (width - 1):
@@ -191,6 +199,10 @@ class GlobalMemory:
         region = cache.region
         if region is not None:
             off = addr - region.base64
+            if _fits(off, width, region.limits[width]):
+                if write:
+                    region.store.make_writable()
+                return [(region.store, off, None)]
             if int(off.max()) <= region.limits[width]:
                 check_aligned(off, width, sel, region.base, "global")
                 if write:
@@ -252,6 +264,8 @@ class LaneSpace:
 
     def resolve(self, addr: np.ndarray, width: int, sel, cache=None, write: bool = False):
         off = addr - np.uint64(self.origin) if self.origin else addr
+        if _fits(off, width, self.limits[width]):
+            return [(self.store, self.lane_base[sel] + off, None)]
         if int(off.max()) > self.limits[width]:
             bad = off > np.uint64(max(self.limits[width], 0)) if self.limits[width] >= 0 else \
                 np.ones(off.shape, bool)

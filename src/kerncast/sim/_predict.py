@@ -8,7 +8,8 @@
    block 0 along each grid dimension. A kernel whose instruction stream and addresses
    cannot depend on memory values (see :mod:`kerncast.sim._inputs`) runs the same
    instructions in every block: block 0 alone is emulated and stands for the others,
-   its global addresses moved by the block-to-block shifts the probes reveal;
+   its global addresses moved by the block-to-block shifts the probes reveal. Only
+   the values the trace depends on are computed (``emulate(..., values="needed")``);
 3. cost every memory request (bank conflicts, sectors, the share of DRAM fetches from
    :mod:`kerncast.sim._sharing`) and simulate the round on the warp pipeline (L1 and
    L2 modelled in issue order). Long rounds are traced and simulated over a prefix of
@@ -226,14 +227,14 @@ def predict_launch(kernel: CorpusKernel, config: LaunchConfig, device: str | Dev
     values = [args[a.name] for a in kernel.spec.args]
     result = emulate(module, config, values, emulated, entry=compiled.entry,
                      registers=res.registers, memory_budget=MEMORY_BUDGET,
-                     inplace=inputs == "zeros", exact=False)
+                     inplace=inputs == "zeros", exact=False, values="needed")
     trace = result.trace
     # the probes only show how addresses move from block to block: their first accesses
     traces = [trace]
     if probes:
         traces.append(emulate(module, config, values, probes, entry=compiled.entry,
                               registers=res.registers, inplace=inputs == "zeros",
-                              exact=False,
+                              exact=False, values="needed",
                               memory_budget=MEMORY_BUDGET // 2 * len(probes),
                               step_budget=_peek_steps(result, len(emulated), len(probes)),
                               stop_when_traced=True).trace)
