@@ -1,17 +1,18 @@
 """Accuracy of the static predictor against a measured dataset (no GPU needed).
 
-    python benchmarks/static_accuracy.py --device h100 [--kernels a,b] [--per-kernel N]
-        [--jobs 2] [--out results.parquet] [--calibration h100-sxm]
+    python benchmarks/static_accuracy.py --device h100 [--kernels a,b] [--sizes large]
+        [--per-kernel N] [--jobs 2] [--out results.parquet] [--calibration h100-sxm]
 
 Predicts every ``ok`` row of ``data/<device>/times`` at the whole GPU (experiment
 ``times``), from the kernel's source, the launch, the device spec and a calibration
 only (each kernel in a process of its own, its progress on stderr), and prints per
 kernel the mean absolute percentage error and the Spearman rank correlation of
-predicted and measured time across launch configurations; the last line
-is ``static MAPE: <X>% spearman: <Y>`` (mean APE over rows, median of per-kernel
-Spearman). ``--calibration h100-sxm`` predicts the H200 from the H100's calibration
-adapted to the H200 spec. ``--per-kernel N`` keeps N evenly spaced configurations
-per kernel (a quick look; the figure to report uses all rows).
+predicted and measured time across launch configurations (within each size, then the
+median over the kernel's sizes), then the same by size; the last line is ``static
+MAPE: <X>% spearman: <Y>`` (mean APE over rows, median of per-kernel Spearman).
+``--calibration h100-sxm`` predicts the H200 from the H100's calibration adapted to
+the H200 spec. ``--per-kernel N`` keeps N evenly spaced configurations per kernel and
+size (a quick look; the figure to report uses all rows).
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 
-def _rows(device: str, kernels: list[str] | None, per_kernel: int | None) -> pd.DataFrame:
+def _rows(device: str, kernels: list[str] | None, per_kernel: int | None,
+          sizes: list[str] | None = None) -> pd.DataFrame:
     from kerncast.data import Dataset
     from kerncast.devices import get_device
 
@@ -40,9 +42,11 @@ def _rows(device: str, kernels: list[str] | None, per_kernel: int | None) -> pd.
     t = t[(t["experiment"] == "times") & (t["sm_count"] == get_device(device).compute.sm_count)]
     if kernels:
         t = t[t["kernel"].isin(kernels)]
+    if sizes:
+        t = t[t["size"].isin(sizes)]
     if per_kernel:
         parts = [g.iloc[np.unique(np.linspace(0, len(g) - 1, per_kernel).astype(int))]
-                 for _, g in t.groupby("kernel")]
+                 for _, g in t.groupby(["kernel", "size"])]
         t = pd.concat(parts)
     return t.reset_index(drop=True)
 
@@ -102,16 +106,25 @@ def _spearman(group: pd.DataFrame) -> float:
     return float(spearmanr(ok["predicted_s"], ok["time_median_s"]).statistic)
 
 
+def _kernel_spearman(group: pd.DataFrame) -> float:
+    """Median over the kernel's sizes of the rank correlation across configurations."""
+    per_size = [_spearman(g) for _, g in group.groupby("size")]
+    per_size = [x for x in per_size if x == x]
+    return float(np.median(per_size)) if per_size else np.nan
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", default="h100")
     ap.add_argument("--kernels", default="")
+    ap.add_argument("--sizes", default="", help="comma-separated sizes (default: all)")
     ap.add_argument("--per-kernel", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
     ap.add_argument("--calibration", default=None)
     ap.add_argument("--out", default="")
     args = ap.parse_args()
-    rows = _rows(args.device, [k for k in args.kernels.split(",") if k], args.per_kernel)
+    rows = _rows(args.device, [k for k in args.kernels.split(",") if k], args.per_kernel,
+                 [s for s in args.sizes.split(",") if s])
     groups = [(g.to_dict("records"), args.calibration) for _, g in rows.groupby("kernel")]
     groups.sort(key=lambda g: -len(g[0]))
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
@@ -122,10 +135,16 @@ def main() -> None:
         res.to_parquet(args.out, index=False)
     table = res.groupby("kernel").apply(lambda g: pd.Series({
         "rows": len(g), "failed": int(g["predicted_s"].isna().sum()),
-        "mape": g["ape"].mean(), "spearman": _spearman(g),
+        "mape": g["ape"].mean(), "spearman": _kernel_spearman(g),
         "s_per_pred": g["seconds"].median()}), include_groups=False)
     pd.set_option("display.width", 160)
     print(table.round(3).to_string())
+    by_size = res.groupby("size").apply(lambda g: pd.Series({
+        "rows": len(g), "mape": g["ape"].mean(), "median_ape": g["ape"].median(),
+        "within_25pct": 100 * (g["ape"] <= 25).mean(),
+        "spearman": np.nanmedian([_spearman(k) for _, k in g.groupby("kernel")] or [np.nan])}),
+        include_groups=False)
+    print(by_size.round(2).to_string())
     failed = res[res["predicted_s"].isna()]
     for _, r in failed.drop_duplicates("kernel").iterrows():
         print(f"failed: {r['kernel']} {r['config']}: {r['error']}")
