@@ -112,6 +112,7 @@ class Scheduler:
         self.expected = np.zeros((slots, 16), np.int64)
         self.reductions: dict[tuple[int, int], list] = {}
         self.nprog = len(machine.program)
+        self.moved: tuple | None = None  # (warps, pc) of the last move that popped nothing
 
     # -- batch set-up --------------------------------------------------------------
 
@@ -137,15 +138,22 @@ class Scheduler:
         segments = m.segments
         record = m.record_segment
         budget = m.step_budget
+        # a group of warps known to be the next step's: every live warp, sent by the
+        # last step to one pc without divergence or reconvergence (a converged loop)
+        group = None
         while True:
-            pc = int(wpc.min())
-            if pc >= DONE:
-                if (wpc == WAIT).any():
-                    self._deadlock()
-                return
-            at = wpc == pc
-            warps = np.flatnonzero(at)
-            lanes = self._lanes(warps, at)
+            if group is not None:
+                pc, warps, lanes = group
+                group = None
+            else:
+                pc = int(wpc.min())
+                if pc >= DONE:
+                    if (wpc == WAIT).any():
+                        self._deadlock()
+                    return
+                at = wpc == pc
+                warps = np.flatnonzero(at)
+                lanes = self._lanes(warps, at)
             seg = segments[pc]
             for fn in seg.fns:
                 fn(lanes)
@@ -160,10 +168,15 @@ class Scheduler:
                     "warp-instruction steps; raise step_budget if it is meant to run longer")
             if record is not None:
                 record(pc, seg.end, warps, lanes)
+            self.moved = None
             self._finish(seg, warps, lanes)
             if m.stop_when_traced and m.recorder.memory_cutoff is not None:
                 m.truncated = True
                 return
+            moved = self.moved
+            if moved is not None and moved[0] is warps and seg.term <= BRANCH and \
+                    len(warps) == np.count_nonzero(wpc < DONE):
+                group = (moved[1], warps, lanes)
 
     def _lanes(self, warps: np.ndarray, at: np.ndarray) -> Lanes:
         w0, w1 = int(warps[0]), int(warps[-1]) + 1
@@ -205,11 +218,15 @@ class Scheduler:
             return
         if pc >= self.nprog:
             self._kill_masks(warps, self.wmask[warps])
+            self.moved = None
             return
         self.wpc[warps] = pc
         hit = warps[self.wrpc[warps] == pc]
         if len(hit):
             self.pop(hit)
+            self.moved = None
+        else:
+            self.moved = (warps, pc)
 
     def _branch(self, seg: Segment, warps: np.ndarray, lanes: Lanes) -> None:
         sl = lanes.sl
