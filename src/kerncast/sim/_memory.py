@@ -84,10 +84,13 @@ def _sectors(acc, ids: np.ndarray) -> tuple[list[tuple[int, ...]], np.ndarray]:
     new = np.r_[True, (pos[1:] != pos[:-1]) | (sector[1:] != sector[:-1])]
     pos, sector = pos[new], sector[new]
     bounds = np.flatnonzero(np.r_[True, pos[1:] != pos[:-1], True])
-    for a, b in zip(bounds[:-1], bounds[1:]):
-        chunk = sector[a:b]
-        out[int(pos[a])] = tuple(int(s) for s in chunk)
-        lines[pos[a]] = len(np.unique(chunk // (LINE // SECTOR)))
+    # sectors ascend within a request: a new line starts where the line number changes
+    line = sector // (LINE // SECTOR)
+    first_of_line = np.r_[True, (pos[1:] != pos[:-1]) | (line[1:] != line[:-1])]
+    lines += np.bincount(pos[first_of_line], minlength=len(ids))
+    values = sector.tolist()
+    for head, a, b in zip(pos[bounds[:-1]].tolist(), bounds[:-1].tolist(), bounds[1:].tolist()):
+        out[head] = tuple(values[a:b])
     return out, lines
 
 
@@ -107,15 +110,23 @@ def request_costs(trace, *, sharing=None, wpb: int = 1) -> dict[tuple, RequestCo
         report = bank_conflicts(part)
         waves[np.searchsorted(ids, report.request)] = np.maximum(report.wavefronts, 1)
     out = {}
+    shares = [1.0] * n
+    if sharing is not None:
+        glob = np.flatnonzero(table["space"] == _GLOBAL)
+        wib, pcs, occs = table["warp"][glob] % wpb, table["pc"][glob], table["occ"][glob]
+        if hasattr(sharing, "fractions_of"):
+            found = sharing.fractions_of(wib, pcs, occs)
+        else:
+            found = [sharing.fraction(k) for k in zip(wib.tolist(), pcs.tolist(), occs.tolist())]
+        for i, share in zip(glob.tolist(), found):
+            shares[i] = share
     warp, pc, occ, step = (table[k].tolist() for k in ("warp", "pc", "occ", "step"))
     spaces, kinds = table["space"].tolist(), table["kind"].tolist()
+    lines, waves = lines.tolist(), waves.tolist()
     for i in range(n):
-        instance = (warp[i] % wpb, pc[i], occ[i])
-        share = sharing.fraction(instance) if sharing is not None and spaces[i] == _GLOBAL \
-            else 1.0
-        out[(warp[i], step[i], pc[i])] = RequestCost(kinds[i], spaces[i], sectors[i],
-                                                      int(lines[i]), int(waves[i]), share,
-                                                      instance)
+        out[(warp[i], step[i], pc[i])] = RequestCost(kinds[i], spaces[i], sectors[i], lines[i],
+                                                      waves[i], shares[i],
+                                                      (warp[i] % wpb, pc[i], occ[i]))
     return out
 
 

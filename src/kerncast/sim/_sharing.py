@@ -81,6 +81,19 @@ class Sharing:
             return float(self.fractions[row])
         return float(self.resident.get(key[1], 1.0))
 
+    def fractions_of(self, wib: np.ndarray, pc: np.ndarray, occ: np.ndarray) -> list[float]:
+        """:meth:`fraction` of many instances at once (arrays of their three parts)."""
+        if not self._lookup and len(self.keys):
+            self._lookup.update(zip(self.keys.tolist(), range(len(self.keys))))
+        lookup, resident = self._lookup, self.resident
+        affine, fractions = self.affine_mask.tolist(), self.fractions.tolist()
+        out = []
+        for key, p in zip(_key(wib, pc, occ).tolist(), np.asarray(pc).tolist()):
+            row = lookup.get(key, -1)
+            out.append(float(fractions[row]) if row >= 0 and affine[row] else
+                       float(resident.get(p, 1.0)))
+        return out
+
     def shift(self, key: tuple[int, int, int], block: int, source: int = 0) -> int:
         """Sectors to add to block ``source``'s sectors of this instance to get
         ``block``'s (private data of different blocks is kept apart)."""
