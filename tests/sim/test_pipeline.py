@@ -333,9 +333,57 @@ def test_segment_orders_keep_every_instruction_after_its_producers(machine):
     program = build_program(tu.module.kernel(tu.kernel(kernel.entry).entry), tu.module)
     _, _, orders = build_table(program, machine)
     assert orders  # the tiled multiply has segments worth reordering
-    for start, order in orders.items():
+    for key, order in orders.items():
+        start = key[1] if isinstance(key, tuple) else key
+        order = order[2] if isinstance(key, tuple) else order
         assert sorted(order) == list(range(start, start + len(order)))
         assert _raw_violations(program, start, order) == []
+
+
+def _reduction_program(items: int):
+    from kerncast.corpus import get_kernel
+    from kerncast.emu import build_program
+    from kerncast.frontend import compile as compile_source
+
+    kernel = get_kernel("reduce_tree")
+    config = kernel.launch("small", {"bx": 256, "items": items})
+    tu = compile_source(str(kernel.source_path("cuda")), lang="cuda", arch="h100-sxm",
+                        defines=dict(config.defines))
+    return build_program(tu.module.kernel(tu.kernel(kernel.entry).entry), tu.module)
+
+
+@pytest.mark.toolchain
+def test_guarded_loads_are_scheduled_as_one_predicated_chain(machine):
+    """``if (e < n) sum += x[e]`` unrolled: ptxas predicates each guarded load and issues
+    them ahead of the adds; the chain's order does the same, keeping every producer
+    ahead of its consumers."""
+    program = _reduction_program(8)
+    _, _, orders = build_table(program, machine)
+    chains = {k[1]: v for k, v in orders.items() if isinstance(k, tuple)}
+    assert chains
+    start, (seg_starts, seg_ends, order) = max(chains.items(), key=lambda kv: len(kv[1][2]))
+    items = program.items
+    loads = [i for i, pc in enumerate(order) if items[pc].kind == "op"
+             and items[pc].instr.opcode == "ld" and items[pc].instr.space == "global"]
+    adds = [i for i, pc in enumerate(order) if items[pc].kind == "op"
+            and items[pc].instr.opcode == "add" and items[pc].instr.type == "f32"]
+    assert len(loads) == 8 and len(seg_starts) >= 8
+    assert max(loads) < adds[1]  # every load issues before the second accumulation
+    assert _raw_violations(program, start, order) == []
+
+
+def test_a_chain_is_issued_in_its_order_only_where_a_warp_ran_all_of_it():
+    from types import SimpleNamespace
+
+    from kerncast.sim._predict import _expand
+
+    # segments [0,3) [3,5) [5,7); chain order moves pc 5 (a load) to the front
+    chain = ((0, 3, 5), (3, 5, 7), (5, 0, 1, 2, 3, 4, 6))
+    ran_all = SimpleNamespace(start=[0, 3, 5, 0, 5], end=[3, 5, 7, 3, 7], order=[0, 1, 2, 3, 4])
+    pcs, steps, total = _expand(ran_all, {("chain", 0): chain}, None)
+    assert total == 12
+    assert pcs.tolist() == [5, 0, 1, 2, 3, 4, 6, 0, 1, 2, 5, 6]
+    assert steps.tolist() == [2, 0, 0, 0, 1, 1, 2, 3, 3, 3, 4, 4]  # each pc keeps its run
 
 
 def _raw_violations(program, start: int, order) -> list[tuple[int, int]]:

@@ -9,6 +9,10 @@ Event-driven, as the static-analysis seed's pipeline, extended for Hopper-class 
 * a warp issues in order; an instruction waits for the registers it reads (a
   scoreboard over the PTX registers, each ready at its producer's issue time plus
   the class latency, or the memory latency);
+* the order is the one ptxas's list scheduler would give each straight-line segment
+  (loads as early as their operands allow); segments joined by short guarded branches
+  (``if (i < n) s += x[i]`` unrolled) are scheduled as one region, as ptxas predicates
+  such branches and hoists the guarded loads, for warps that run every region;
 * memory requests go through the SM's load/store path (one cycle per 128-byte line,
   one per shared-memory wavefront) and then to the L1, the L2 or DRAM (see
   ``_memory``): their latency is the calibrated hit latency of the farthest level
@@ -122,18 +126,23 @@ def build_table(program, machine: Machine) -> tuple[list[Op], int, dict[int, tup
     return table, len(ids), segment_orders(program, table)
 
 
-def _schedule(pcs: list[int], table: list[Op], items) -> tuple[int, ...]:
+def _schedule(pcs: list[int], table: list[Op], items,
+              predicated: frozenset[int] = frozenset()) -> tuple[int, ...]:
     """List-schedule one straight-line segment as ptxas would: every instruction after the
     ones it depends on (registers read or written, memory order around stores, fences
-    in place), loads as early as their operands allow."""
+    in place), loads as early as their operands allow. The branches in ``predicated``
+    are if-converted: not fences, and the region each skips reads its guard."""
     deps: dict[int, set[int]] = {pc: set() for pc in pcs}
     last_write: dict[int, int] = {}
     readers: dict[int, list[int]] = {}
     last_store, memory_ops, fence = None, [], None
+    guard: int | None = None
     for pc in pcs:
         op = table[pc]
         need = deps[pc]
         need.update(last_write[r] for r in op.srcs if r in last_write)
+        if guard is not None:
+            need.add(guard)
         for r in op.dsts:
             need.update(readers.get(r, ()))
             if r in last_write:
@@ -148,9 +157,13 @@ def _schedule(pcs: list[int], table: list[Op], items) -> tuple[int, ...]:
             memory_ops.append(pc)
         if fence is not None:
             need.add(fence)
-        if op.kind == K_BAR or _is_fence(items[pc]):
+        if pc in predicated:
+            guard = pc  # the region after it issues under its predicate
+        elif op.kind == K_BAR or _is_fence(items[pc]):
             need.update(p for p in pcs if p < pc)
             fence = pc
+        if guard is not None and pc + 1 >= items[guard].targets[0]:
+            guard = None  # the region ends here
         for r in op.srcs:
             readers.setdefault(r, []).append(pc)
         for r in op.dsts:
@@ -200,9 +213,62 @@ def _is_fence(item) -> bool:
                                  "barrier")
 
 
-def segment_orders(program, table: list[Op]) -> dict[int, tuple[int, ...]]:
-    """Issue order of every segment whose order differs from the PTX order."""
-    orders = {}
+IF_CONVERT_LIMIT = 16  # PTX instructions ptxas predicates rather than branches over
+CHAIN_LIMIT = 256       # instructions one if-converted chain is scheduled over
+
+
+def _convertible(program, pc: int, targets: set[int]) -> bool:
+    """A guarded forward branch over a short straight region (ALU work, loads and stores,
+    no label, barrier, atomic or other control flow): ptxas predicates the region (its
+    SASS shows ``@!P LDG`` batches hoisted above the adds of earlier regions)."""
+    item = program.items[pc]
+    if item.kind != "op" or item.instr.opcode != "bra" or item.instr.guard is None \
+            or len(item.targets) != 1:
+        return False
+    end = item.targets[0]
+    if not pc + 1 < end <= pc + 1 + IF_CONVERT_LIMIT:
+        return False
+    for k in range(pc + 1, end):
+        other = program.items[k]
+        if k > pc + 1 and k in targets:
+            return False
+        if other.kind != "op" or _is_fence(other) or other.instr.opcode in ("atom", "red"):
+            return False
+    return True
+
+
+def _chains(program) -> list[tuple[list[int], list[int], frozenset[int]]]:
+    """Runs of segments joined by if-convertible branches: (segment starts, segment ends,
+    the branches); a warp that falls through every branch runs the whole chain."""
+    targets = {t for item in program.items for t in item.targets}
+    starts = program.segment_starts
+    out, i = [], 0
+    while i < len(starts):
+        seg_starts, seg_ends, branches = [starts[i]], [program.segment_end(starts[i])], set()
+        joins: set[int] = set()  # where the regions of the chain's branches end
+        j = i
+        while j + 1 < len(starts) and seg_ends[-1] - seg_starts[0] < CHAIN_LIMIT:
+            last = seg_ends[-1] - 1
+            if _convertible(program, last, targets):
+                branches.add(last)
+                joins.add(program.items[last].targets[0])
+            elif seg_ends[-1] not in joins:
+                break
+            j += 1
+            seg_starts.append(starts[j])
+            seg_ends.append(program.segment_end(starts[j]))
+        if branches:
+            out.append((seg_starts, seg_ends, frozenset(branches)))
+        i = j + 1
+    return out
+
+
+def segment_orders(program, table: list[Op]) -> dict:
+    """Issue order of every segment whose order differs from the PTX order (keyed by its
+    first pc); and, keyed ``("chain", first pc)``, ``(segment starts, segment ends,
+    order)`` of every chain of segments joined by if-converted branches, the order of a
+    warp that runs all of it (ptxas predicates the regions and hoists their loads)."""
+    orders: dict = {}
     for start in program.segment_starts:
         end = program.segment_end(start)
         pcs = list(range(start, end))
@@ -210,6 +276,10 @@ def segment_orders(program, table: list[Op]) -> dict[int, tuple[int, ...]]:
             order = _schedule(pcs, table, program.items)
             if list(order) != pcs:
                 orders[start] = order
+    for seg_starts, seg_ends, branches in _chains(program):
+        pcs = list(range(seg_starts[0], seg_ends[-1]))
+        orders[("chain", seg_starts[0])] = (tuple(seg_starts), tuple(seg_ends),
+                                            _schedule(pcs, table, program.items, branches))
     return orders
 
 

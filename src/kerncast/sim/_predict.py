@@ -108,7 +108,7 @@ class _Round:
     traced: int  # instructions whose memory accesses were recorded
 
 
-def _expand(stream, orders: dict[int, tuple[int, ...]], cutoff: int | None) -> tuple:
+def _expand(stream, orders: dict, cutoff: int | None) -> tuple:
     """A warp's (pcs, steps), each segment in its issue order, cut at ``cutoff``."""
     starts, ends, order = (np.asarray(a, np.int64) for a in (stream.start, stream.end,
                                                              stream.order))
@@ -127,7 +127,27 @@ def _expand(stream, orders: dict[int, tuple[int, ...]], cutoff: int | None) -> t
         hit = (starts == start) & (lengths == len(seq))
         if hit.any():  # segments issued in the scheduler's order, not the program's
             pcs[offsets[hit][:, None] + np.arange(len(seq))] = np.asarray(seq, np.int64)
+    for key, chain in orders.items() if keep else ():
+        if isinstance(key, tuple) and len(chain[0]) <= len(starts):
+            _chain_order(pcs, steps, starts, ends, offsets, *chain)
     return pcs, steps, total
+
+
+def _chain_order(pcs, steps, starts, ends, offsets, seg_starts, seg_ends, seq) -> None:
+    """Issue a chain of segments joined by if-converted branches in its scheduled order,
+    where a warp ran every segment of it one after the other; each instruction keeps the
+    step (execution) it belongs to."""
+    span = len(starts) - len(seg_starts) + 1
+    hit = np.ones(span, bool)
+    for j, (s0, e0) in enumerate(zip(seg_starts, seg_ends)):
+        hit &= (starts[j:j + span] == s0) & (ends[j:j + span] == e0)
+    if not hit.any():
+        return
+    seq = np.asarray(seq, np.int64)
+    at = offsets[:span][hit][:, None]
+    moved = at + (seq - seg_starts[0])  # where each scheduled pc sat in program order
+    steps[at + np.arange(len(seq))] = steps[moved]
+    pcs[at + np.arange(len(seq))] = seq
 
 
 def _round_streams(trace, blocks: list[int], sources: list[int], orders) -> _Round:
