@@ -14,10 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from kerncast.emu._build import Ctx, unsupported
-from kerncast.emu._errors import Fault
 from kerncast.emu._fround import ftz
-from kerncast.emu._memory import AccessCache
-from kerncast.emu._ops_mem import ATOMIC
+from kerncast.emu._ops_mem import ATOMIC, locator
 from kerncast.emu._types import dtype_of, size_of
 from kerncast.ptx import Address, Instruction
 
@@ -173,23 +171,16 @@ def _atom(ctx: Ctx, frame, ins: Instruction, pc: int):
     gb = ctx.access.src(frame, sources[0], ptype)
     gc = ctx.access.src(frame, sources[1], ptype) if len(sources) > 1 else None
     put = None if is_red else ctx.access.dst(frame, ops[0], ptype)[1]
-    get_addr, _ = ctx.access.address(frame, addr, generic=ins.space is None)
-    resolve = ctx.machine.spaces.resolver(ins.space)
     dt = dtype_of(ptype)
     size = size_of(ptype)
     shift = np.uint64(size.bit_length() - 1)
-    cache = AccessCache()
+    locate = locator(ctx, frame, addr, ins.space, size, True, pc)
     record = ctx.machine.record_memory
     _op_function(op, dt)
 
     def atom(lanes):
         sel = lanes.sel
-        address = get_addr(sel)
-        try:
-            chunks = resolve(address, size, sel, cache, True)
-        except Fault as fault:
-            fault.pc = pc
-            raise
+        address, chunks = locate(sel)
         b = gb(sel)
         c = gc(sel) if gc is not None else None
         old = np.empty(len(address), dt) if put is not None else None

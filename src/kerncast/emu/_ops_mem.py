@@ -16,7 +16,7 @@ from kerncast.emu._spaces import WINDOW_BASE
 from kerncast.emu._types import dtype_of, size_of
 from kerncast.ptx import Address, Imm, Instruction, Symbol
 
-__all__ = ["HANDLERS", "addresses_only", "load_kind", "LOAD", "STORE", "ATOMIC"]
+__all__ = ["HANDLERS", "addresses_only", "load_kind", "locator", "LOAD", "STORE", "ATOMIC"]
 
 LOAD, STORE, ATOMIC = 0, 1, 2
 _HALF_BITS = {"f16": "b16", "bf16": "b16", "f16x2": "b32", "bf16x2": "b32", "b128": "b64"}
@@ -72,6 +72,25 @@ def _folded(ctx: Ctx, frame, ins: Instruction, addr: Address, rtype: str, esize:
     return ld_const
 
 
+def locator(ctx: Ctx, frame, addr: Address, space: str | None, width: int, write: bool,
+            pc: int):
+    """``locate(sel) -> (address, chunks)`` for the lanes ``sel`` of a memory access at
+    ``pc``: the lanes' addresses and where they fall (see ``Spaces.resolver``); a fault
+    is raised with the instruction's pc."""
+    get_addr, _ = ctx.access.address(frame, addr, generic=space is None)
+    resolve = ctx.machine.spaces.resolver(space)
+    cache = AccessCache()
+
+    def locate(sel):
+        address = get_addr(sel)
+        try:
+            return address, resolve(address, width, sel, cache, write)
+        except Fault as fault:
+            fault.pc = pc
+            raise
+    return locate
+
+
 def _ld(ctx: Ctx, frame, ins: Instruction, pc: int):
     rtype, esize, vec = _memory_type(ins)
     addr = ins.operands[1]
@@ -80,24 +99,16 @@ def _ld(ctx: Ctx, frame, ins: Instruction, pc: int):
     folded = _folded(ctx, frame, ins, addr, rtype, esize, vec)
     if folded is not None:
         return folded
-    space = _space(ins)
-    get_addr, _ = ctx.access.address(frame, addr, generic=space is None)
-    resolve = ctx.machine.spaces.resolver(space)
     puts = [put for _, put in ctx.access.dsts(frame, ins.operands[0], rtype)]
     dt = dtype_of(rtype)
     shift = np.uint64(esize.bit_length() - 1)
     width = esize * vec
-    cache = AccessCache()
+    locate = locator(ctx, frame, addr, _space(ins), width, False, pc)
     record = ctx.machine.record_memory
 
     def ld(lanes):
         sel = lanes.sel
-        address = get_addr(sel)
-        try:
-            chunks = resolve(address, width, sel, cache, False)
-        except Fault as fault:
-            fault.pc = pc
-            raise
+        address, chunks = locate(sel)
         if len(chunks) == 1:
             store, off, _, where = chunks[0]
             view = store.view(dt)
@@ -131,23 +142,16 @@ def _st(ctx: Ctx, frame, ins: Instruction, pc: int):
     space = _space(ins)
     if space == "const":
         raise unsupported(ins, "stores to the constant bank")
-    get_addr, _ = ctx.access.address(frame, addr, generic=space is None)
-    resolve = ctx.machine.spaces.resolver(space)
     getters = ctx.access.srcs(frame, ins.operands[1], rtype)
     dt = dtype_of(rtype)
     shift = np.uint64(esize.bit_length() - 1)
     width = esize * vec
-    cache = AccessCache()
+    locate = locator(ctx, frame, addr, space, width, True, pc)
     record = ctx.machine.record_memory
 
     def st(lanes):
         sel = lanes.sel
-        address = get_addr(sel)
-        try:
-            chunks = resolve(address, width, sel, cache, True)
-        except Fault as fault:
-            fault.pc = pc
-            raise
+        address, chunks = locate(sel)
         values = [g(sel) for g in getters]
         for store, off, pos, _ in chunks:
             view = store.view(dt)
@@ -178,20 +182,12 @@ def addresses_only(ctx: Ctx, frame, ins: Instruction, pc: int):
         space = _space(ins)
         if kind == LOAD and _folded(ctx, frame, ins, addr, rtype, esize, vec) is not None:
             return None
-    get_addr, _ = ctx.access.address(frame, addr, generic=space is None)
-    resolve = ctx.machine.spaces.resolver(space)
-    write = kind != LOAD
-    cache = AccessCache()
+    locate = locator(ctx, frame, addr, space, width, kind != LOAD, pc)
     record = ctx.machine.record_memory
 
     def access(lanes):
         sel = lanes.sel
-        address = get_addr(sel)
-        try:
-            chunks = resolve(address, width, sel, cache, write)
-        except Fault as fault:
-            fault.pc = pc
-            raise
+        address, chunks = locate(sel)
         if record is not None:
             record(pc, sel, address, width, chunks, kind)
     return access

@@ -111,7 +111,7 @@ def _live_svr(be, device, kernel, config, row: dict, samples: list[dict]) -> Pre
                    counters=pd.DataFrame(counters))
     prediction = svr.explain(data)[0]
     prediction.based_on["svr_trained_on"] = trained_on
-    if not prediction.seconds == prediction.seconds:  # NaN: nothing to predict from
+    if math.isnan(prediction.seconds):  # nothing to predict from
         raise InputError(f"sampling-svr could not predict {kernel.name}: "
                          f"{prediction.based_on.get('error', 'no usable sample')}; "
                          f"try --model sampling")
