@@ -4,7 +4,7 @@ from types import SimpleNamespace
 
 from kerncast.corpus import get_kernel
 from kerncast.measure._ncu_child import _sampled
-from kerncast.measure._plan import SAMPLE_COUNTER_KS, item_key, plan_units
+from kerncast.measure._plan import SAMPLE_COUNTER_KS, done_keys, item_key, plan_units
 
 
 def test_sample_counters_plan_one_item_per_multiplier():
@@ -33,3 +33,31 @@ def test_sampled_launch_takes_whole_rows_of_the_first_waves():
     record = {}
     assert _sampled(backend, config, {}, 0, record) is config
     assert record["blocks_launched"] == config.blocks
+
+
+def test_energy_sweep_plans_the_default_launch_at_each_sm_count():
+    kernel = get_kernel("matmul_naive")
+    units, notes = plan_units([kernel], ["large"], ["energy", "energy-sweep"], language="cuda",
+                              sm_counts=(16, 64, 132), total_sms=132)
+    items = units[0].items
+    assert [(i.experiment, i.sm_count) for i in items] == [
+        ("energy", None), ("energy-sweep", 16), ("energy-sweep", 64)]
+    assert all(i.table == "energy" for i in items)
+    assert any("energy experiment's row" in n for n in notes)  # 132 is the whole-GPU row
+    keys = [item_key(i, "h100-sxm") for i in items]
+    assert len(set(keys)) == 3
+
+
+def test_recorded_energy_rows_mark_their_sm_count_done():
+    import pandas as pd
+
+    kernel = get_kernel("matmul_naive")
+    units, _ = plan_units([kernel], ["large"], ["energy", "energy-sweep"], language="cuda",
+                          sm_counts=(16, 64), total_sms=132)
+    items = units[0].items
+    base = {"kernel": "matmul_naive", "language": "cuda", "size": "large",
+            "config": items[0].config, "device": "h100-sxm", "status": "ok"}
+    frame = pd.DataFrame([{**base, "sm_count": 132}, {**base, "sm_count": 16}])
+    dataset = SimpleNamespace(tables=lambda: {"energy": frame})
+    done = done_keys(dataset, 132)
+    assert [item_key(i, "h100-sxm") in done for i in items] == [True, True, False]

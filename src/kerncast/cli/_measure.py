@@ -144,10 +144,12 @@ def measure_cmd(
     sm_count: Annotated[int | None, typer.Option(help="Limit to N SMs (green context).")] = None,
     out: Annotated[str | None, typer.Option(help="Campaign: dataset directory.")] = None,
     experiments: Annotated[list[str] | None, typer.Option(
-        help="Campaign: times,samples,energy,sm-sweep,counters,sample-counters,cpu.")] = None,
+        help="Campaign: times,samples,energy,sm-sweep,energy-sweep,counters,"
+             "sample-counters,cpu.")] = None,
     kernels: Annotated[list[str] | None, typer.Option(help="Campaign: kernels (default all).")] = None,
     sizes: Annotated[list[str] | None, typer.Option(help="Campaign: sizes (default all).")] = None,
-    sm_counts: Annotated[list[str] | None, typer.Option(help="Campaign: SM counts of sm-sweep.")] = None,
+    sm_counts: Annotated[list[str] | None, typer.Option(
+        help="Campaign: SM counts of sm-sweep and energy-sweep.")] = None,
     configs: Annotated[str, typer.Option(help="Campaign: auto, all or default.")] = "auto",
     deadline: Annotated[float | None, typer.Option(help="Campaign: stop starting work so that "
                                                         "all is written within S seconds.")] = None,

@@ -136,7 +136,8 @@ class Campaign:
     backend
         ``cupy`` (default), ``opencl``, ``pocl``, or ``module:attribute`` (tests).
     experiments
-        Any of times, samples, energy, sm-sweep, counters, cpu.
+        Any of times, samples, energy, sm-sweep, energy-sweep, counters,
+        sample-counters, cpu.
     kernels, sizes
         Kernel names (default: the whole corpus) and sizes (default: all).
     configs
@@ -210,7 +211,7 @@ class Campaign:
             if ncu_path() is None:
                 raise ToolchainError("the counters experiment needs Nsight Compute (ncu); "
                                      "install the CUDA toolkit or drop counters")
-        if "energy" in self.experiments and self.backend in BACKENDS:
+        if {"energy", "energy-sweep"} & set(self.experiments) and self.backend in BACKENDS:
             from kerncast.measure._nvml import try_nvml  # noqa: PLC0415
 
             if try_nvml() is None:

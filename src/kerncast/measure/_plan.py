@@ -17,17 +17,22 @@ from typing import Any
 from kerncast._errors import InputError
 from kerncast.corpus import CorpusKernel, LaunchConfig
 
-__all__ = ["EXPERIMENTS", "PROFILED", "SAMPLE_COUNTER_KS", "TABLE_OF", "Item", "Unit", "done_keys", "item_key", "plan_units"]
+__all__ = ["EXPERIMENTS", "PROFILED", "SAMPLE_COUNTER_KS", "SWEPT", "TABLE_OF", "Item", "Unit", "done_keys", "item_key", "plan_units"]
 
 # Experiments in the order a unit runs them, and the table each one fills.
-EXPERIMENTS = ("times", "samples", "energy", "sm-sweep", "counters", "sample-counters", "cpu")
+EXPERIMENTS = ("times", "samples", "energy", "sm-sweep", "energy-sweep", "counters",
+               "sample-counters", "cpu")
+# Experiments run at each SM count of the sweep (a green context per count).
+SWEPT = ("sm-sweep", "energy-sweep")
 # Experiments profiled with Nsight Compute (after the timed ones).
 PROFILED = ("counters", "sample-counters")
 TABLE_OF = {"times": "times", "sm-sweep": "times", "samples": "samples", "energy": "energy",
-            "counters": "counters", "sample-counters": "counters", "cpu": "cpu"}
+            "energy-sweep": "energy", "counters": "counters", "sample-counters": "counters",
+            "cpu": "cpu"}
 # Configurations measured per experiment with --configs auto.
 AUTO_CONFIGS = {"times": "all", "counters": "all", "samples": "all", "energy": "default",
-                "sm-sweep": "default", "sample-counters": "default", "cpu": "default"}
+                "sm-sweep": "default", "energy-sweep": "default", "sample-counters": "default",
+                "cpu": "default"}
 # Sample multipliers profiled by sample-counters: the seed's 2 and 3 and the points
 # kerncast's sampler fits (the counters of sampled launches feed the SVR).
 SAMPLE_COUNTER_KS = (1, 2, 3, 4, 5, 10)
@@ -90,6 +95,9 @@ def item_key(item: Item, device: str) -> tuple:
     if item.table == "counters":
         return ("counters", item.kernel, item.language, item.size, item.config, device,
                 item.sample_k)
+    if item.table == "energy":
+        return ("energy", item.kernel, item.language, item.size, item.config, device,
+                item.sm_count or 0)
     return (item.table, item.kernel, item.language, item.size, item.config, device)
 
 
@@ -111,6 +119,10 @@ def done_keys(dataset: Any, total_sms: int, ok_only: bool = False) -> set[tuple]
             elif table == "counters":
                 keys.add((table, row["kernel"], row["language"], row["size"], row["config"],
                           row["device"], int(row.get("sample_k") or 0)))
+            elif table == "energy":  # the whole GPU is 0, as energy items key it
+                sms = int(row.get("sm_count") or 0)
+                keys.add((table, row["kernel"], row["language"], row["size"], row["config"],
+                          row["device"], 0 if not total_sms or sms >= total_sms else sms))
             else:
                 keys.add((table, row["kernel"], row["language"], row["size"], row["config"],
                           row["device"]))
@@ -130,9 +142,11 @@ def plan_units(kernels: list[CorpusKernel], sizes: list[str], experiments: list[
     order = [e for e in EXPERIMENTS if e in experiments]
     units, notes, next_id = [], [], 0
     counts = sorted({int(n) for n in sm_counts if 0 < int(n) < (total_sms or 1 << 30)})
-    if "sm-sweep" in order and total_sms and any(int(n) >= total_sms for n in sm_counts):
-        notes.append(f"sm-sweep measures fewer than {total_sms} SMs; the whole-GPU point is "
-                     "the times experiment's row")
+    for swept in (e for e in SWEPT if e in order):
+        if total_sms and any(int(n) >= total_sms for n in sm_counts):
+            whole = "times" if swept == "sm-sweep" else "energy"
+            notes.append(f"{swept} measures fewer than {total_sms} SMs; the whole-GPU point is "
+                         f"the {whole} experiment's row")
     for kernel in kernels:
         gpu_ok = language in kernel.languages
         if not gpu_ok and any(e != "cpu" for e in order):
@@ -151,7 +165,7 @@ def plan_units(kernels: list[CorpusKernel], sizes: list[str], experiments: list[
                 lang = "c" if experiment == "cpu" else language
                 ks = SAMPLE_COUNTER_KS if experiment == "sample-counters" else (0,)
                 for config in _configs(kernel, size, mode):
-                    for sms in (counts if experiment == "sm-sweep" else [None]):
+                    for sms in (counts if experiment in SWEPT else [None]):
                         for k in ks:
                             unit.items.append(Item(next_id, experiment, kernel.name, size,
                                                    config.label(),

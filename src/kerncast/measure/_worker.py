@@ -101,7 +101,7 @@ class _Runner:
 
             return [("cpu", measure_c(kernel, config, seed=common["seed"],
                                       timeout=self.job.get("item_timeout", 600)))]
-        if experiment == "sm-sweep":
+        if experiment in ("sm-sweep", "energy-sweep"):
             backend = self.sweep_backend(item["sm_count"])
         else:
             if self._sweep is not None:  # back to the whole GPU: leave the green context
@@ -120,7 +120,7 @@ class _Runner:
             rows = measure_samples(backend, kernel, config, policy=self.policy, monitor=monitor,
                                    **common)
             return [("samples", r) for r in rows]
-        if experiment == "energy":
+        if experiment in ("energy", "energy-sweep"):
             from kerncast.measure._energy import measure_energy  # noqa: PLC0415
             from kerncast.measure._nvml import NvmlEnergyObserver  # noqa: PLC0415
 
