@@ -26,7 +26,7 @@ python3 - "/tmp/campaign-$start.json" <<'PY'
 import json, sys
 try:
     d = json.load(open(sys.argv[1]))
-    print({k: d.get(k) for k in ("rows", "statuses", "remaining", "deadline_hit", "seconds")})
+    print({k: d.get(k) for k in ("rows", "statuses", "remaining", "stopped_by_deadline", "elapsed_s")})
 except Exception as e:
     print("no campaign summary:", e)
 PY

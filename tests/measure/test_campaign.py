@@ -55,6 +55,8 @@ def test_failures_become_rows_and_the_campaign_goes_on(tmp_path, child_env):
     assert times.loc["bx=8,by=4", "status"] == "timeout"
     assert "no result within 2 s" in times.loc["bx=8,by=4", "error"]
     assert times.loc["bx=8,by=8", "status"] == "crash"
+    crash = times.loc["bx=8,by=8", "error"]  # the Python stack where the process died
+    assert "Segmentation fault" in crash and "fakes.py" in crash
     assert times.loc["bx=8,by=16", "status"] == "compile_failed"
     assert times.loc["bx=8,by=32", "status"] == "wrong_output"
     assert times.loc["bx=16,by=2", "status"] == "launch_failed"

@@ -84,6 +84,18 @@ def scratch_dir() -> str | None:
     return None
 
 
+def crash_report(stderr: str, limit: int = 1200) -> str:
+    """What a dead measuring process left on stderr, for its crash row: from the fatal
+    error that the fault handler printed (the signal and the stack where it came), without
+    the list of extension modules; otherwise the end of stderr."""
+    at = stderr.find("Fatal Python error")
+    if at < 0:
+        return stderr[-800:]
+    lines = [line for line in stderr[at:].splitlines()
+             if not line.startswith("Extension modules:")]
+    return "\n".join(lines)[:limit]
+
+
 @dataclass
 class CampaignResult:
     """What a campaign run did."""
@@ -477,7 +489,7 @@ class Campaign:
                 finished.add(flight)
                 self.failure(self._items[flight], "crash",
                              f"the measuring process died (exit {outcome.returncode}): "
-                             f"{outcome.stderr_tail[-800:]}")
+                             f"{crash_report(outcome.stderr_tail)}")
             if outcome.stopped or outcome.killed_at_deadline:
                 self._deadline_hit = True
                 return
@@ -487,7 +499,7 @@ class Campaign:
                 first = pending.pop(0)
                 self.failure(first, "crash", f"the measuring process exited "
                              f"({outcome.returncode}) before measuring anything: "
-                             f"{outcome.stderr_tail[-800:]}")
+                             f"{crash_report(outcome.stderr_tail)}")
 
     def _run_counters(self, items: list[Item], prep_dir: str | None) -> None:
         if not items:

@@ -58,7 +58,7 @@ def _kill(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
-def _tail(path: Path, limit: int = 1500) -> str:
+def _tail(path: Path, limit: int = 6000) -> str:
     try:
         return path.read_text(errors="replace")[-limit:].strip()
     except OSError:

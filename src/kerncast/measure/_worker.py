@@ -18,6 +18,7 @@ with status 3 and the parent starts a new one for the remaining items.
 
 from __future__ import annotations
 
+import faulthandler
 import json
 import math
 import sys
@@ -132,6 +133,9 @@ class _Runner:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    # a segmentation fault or abort in a driver or library prints the Python stack to
+    # stderr, whose tail the campaign records in the item's crash row
+    faulthandler.enable(all_threads=True)
     job = json.loads(Path(argv[0]).read_text())
     runner = _Runner(job)
     stop_at = job.get("stop_at")

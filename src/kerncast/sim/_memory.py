@@ -94,12 +94,29 @@ def _sectors(acc, ids: np.ndarray) -> tuple[list[tuple[int, ...]], np.ndarray]:
     return out, lines
 
 
-def request_costs(trace, *, sharing=None, wpb: int = 1) -> dict[tuple, RequestCost]:
-    """Every memory request of ``trace``, keyed by ``(warp, step, pc)``."""
+def _select(acc, table: dict[str, np.ndarray], only) -> tuple:
+    """The accesses and request rows of the requests keyed in ``only``."""
+    only = only if isinstance(only, (set, frozenset, dict)) else set(only)
+    rows = np.fromiter((key in only for key in zip(table["warp"].tolist(),
+                                                    table["step"].tolist(),
+                                                    table["pc"].tolist())),
+                       bool, count=len(table["id"]))
+    table = {name: column[rows] for name, column in table.items()}
+    lanes = np.isin(acc.request, table["id"])
+    acc = type(acc)(*(getattr(acc, f)[lanes] for f in acc.__dataclass_fields__))
+    return acc, table
+
+
+def request_costs(trace, *, sharing=None, wpb: int = 1, only=None) -> dict[tuple, RequestCost]:
+    """Every memory request of ``trace``, keyed by ``(warp, step, pc)``; with ``only`` (a
+    collection of such keys), just those (a simulation that samples its streams looks
+    up a fraction of the traced requests)."""
     acc = trace.memory
     if len(acc) == 0:
         return {}
     table = _request_table(acc)
+    if only is not None:
+        acc, table = _select(acc, table, only)
     ids = table["id"]
     n = len(ids)
     sectors, lines = _sectors(acc, ids)

@@ -39,7 +39,7 @@ from kerncast.sim._machine import PIPES, Machine
 from kerncast.sim._memory import RequestCost, SMCaches
 from kerncast.trace import KINDS, SPACES
 
-__all__ = ["RoundResult", "build_table", "simulate_round"]
+__all__ = ["RoundResult", "build_table", "memory_keys", "sample_streams", "simulate_round"]
 
 _MEM_CLASSES = {
     InstrClass.LD_GLOBAL, InstrClass.ST_GLOBAL, InstrClass.LD_SHARED, InstrClass.ST_SHARED,
@@ -57,7 +57,7 @@ DEFAULT_BUDGET = 60_000
 _INF = float("inf")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Op:
     """One pc of the program, as the pipeline sees it."""
 
@@ -528,7 +528,8 @@ def _windows(pcs: np.ndarray, steps: np.ndarray, fraction: float) -> tuple[list,
     return pcs[take].tolist(), steps[take].tolist()
 
 
-def _prefix(streams: list[tuple[np.ndarray, np.ndarray]], budget: int) -> tuple[list, float]:
+def sample_streams(streams: list[tuple[np.ndarray, np.ndarray]],
+                   budget: int = DEFAULT_BUDGET) -> tuple[list, float]:
     """The streams to simulate (sampled in windows when longer than ``budget`` in all)
     and the factor that scales their time to the whole streams."""
     total = sum(len(p) for p, _ in streams)
@@ -540,16 +541,29 @@ def _prefix(streams: list[tuple[np.ndarray, np.ndarray]], budget: int) -> tuple[
     return cut, total / done
 
 
+def memory_keys(cut: list, source: list[int], table: list[Op]) -> set[tuple[int, int, int]]:
+    """The ``(traced warp, step, pc)`` of every memory request the sampled streams
+    ``cut`` (as :func:`sample_streams` gives them) will issue: the requests whose costs
+    the simulation looks up."""
+    mem = {pc for pc, op in enumerate(table) if op.kind == K_MEM}
+    keys: set[tuple[int, int, int]] = set()
+    for (pcs, steps), src in zip(cut, source):
+        keys.update((src, step, pc) for pc, step in zip(pcs, steps) if pc in mem)
+    return keys
+
+
 def simulate_round(streams: list[tuple[np.ndarray, np.ndarray]], table: list[Op], nregs: int,
                    costs: dict, machine: Machine, *, active_sms: int, warps_per_block: int,
                    l1_bytes: int, l2_share_bytes: int, source: list[int] | None = None,
                    stands_for: list[tuple[int, int]] | None = None, sharing=None,
-                   budget: int = DEFAULT_BUDGET) -> RoundResult:
+                   budget: int = DEFAULT_BUDGET, sampled: tuple[list, float] | None = None
+                   ) -> RoundResult:
     """Simulate one SM's round: per warp, the pcs it issued and the step of each.
 
     ``source[w]`` names the traced warp whose memory requests warp ``w`` makes (warps
-    of replicated blocks share their original's requests)."""
-    cut, scale = _prefix(streams, budget)
+    of replicated blocks share their original's requests). ``sampled`` is what
+    :func:`sample_streams` gave for these streams and ``budget``, if already known."""
+    cut, scale = sampled or sample_streams(streams, budget)
     sim = _Sim(table, nregs, cut, costs, machine, active_sms, warps_per_block,
                SMCaches(l1_bytes, l2_share_bytes), source, stands_for, sharing)
     cycles = sim.run()

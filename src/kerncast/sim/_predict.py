@@ -37,7 +37,8 @@ from kerncast.devices import Device, get_device, occupancy
 from kerncast.sim._inputs import data_dependent, emulation_args
 from kerncast.sim._machine import Machine, machine_for
 from kerncast.sim._memory import request_costs
-from kerncast.sim._pipeline import DEFAULT_BUDGET, RoundResult, build_table, simulate_round
+from kerncast.sim._pipeline import (DEFAULT_BUDGET, RoundResult, build_table, memory_keys,
+                                    sample_streams, simulate_round)
 from kerncast.sim._sharing import probe_blocks, resident_shares, wave_sharing
 from kerncast.trace import KINDS, SPACES
 
@@ -46,6 +47,7 @@ __all__ = ["StaticResult", "predict_launch"]
 MEMORY_BUDGET = 1_500_000   # lane accesses recorded per prediction
 DEPENDENT_BLOCKS = 8         # most blocks emulated for a data-dependent round
 PEEK_SHARE = 0.25          # the probe blocks run at most this share of their steps
+SIM_BUDGET = DEFAULT_BUDGET  # instructions the pipeline simulates per round
 
 
 @dataclass
@@ -106,6 +108,12 @@ class _Round:
     stands_for: list[tuple[int, int]]
     total: int   # instructions of the whole round
     traced: int  # instructions whose memory accesses were recorded
+    sampled: tuple[list, float] | None = None  # the streams simulated (sample_streams)
+
+    def sample(self, table, budget: int) -> set[tuple[int, int, int]]:
+        """Choose the streams to simulate within ``budget``; the memory requests they make."""
+        self.sampled = sample_streams(self.streams, budget)
+        return memory_keys(self.sampled[0], self.source, table)
 
 
 def _expand(stream, orders: dict, cutoff: int | None) -> tuple:
@@ -173,14 +181,13 @@ def _round_streams(trace, blocks: list[int], sources: list[int], orders) -> _Rou
 
 
 def _simulate(rnd: _Round, trace, table, nregs, machine, dev: Device, blocks_in_round: int,
-              shared_per_block: int, active: int, sharing, costs,
-              budget: int = DEFAULT_BUDGET) -> RoundResult:
+              shared_per_block: int, active: int, sharing, costs) -> RoundResult:
     result = simulate_round(
         rnd.streams, table, nregs, costs, machine, active_sms=active,
         warps_per_block=trace.warps_per_block,
         l1_bytes=_l1_bytes(dev, shared_per_block * blocks_in_round),
         l2_share_bytes=int(dev.memory.l2_kib * 1024 / max(active, 1)),
-        source=rnd.source, stands_for=rnd.stands_for, sharing=sharing, budget=budget)
+        source=rnd.source, stands_for=rnd.stands_for, sharing=sharing, sampled=rnd.sampled)
     if rnd.traced and rnd.total > rnd.traced:
         factor = rnd.total / rnd.traced
         result.cycles *= factor
@@ -267,19 +274,23 @@ def predict_launch(kernel: CorpusKernel, config: LaunchConfig, device: str | Dev
     sharing = replace(sharing, resident=resident_shares(
         trace.memory, list(result._regions.values()), scale=grid_scale,
         l2_bytes=dev.memory.l2_kib * 1024))
-    costs = request_costs(trace, sharing=sharing, wpb=trace.warps_per_block)
+    waves, rest = divmod(blocks, wave) if per_sm == psat else (0, blocks)
+    tail_per_sm = math.ceil(rest / n_sm)
+    budget = SIM_BUDGET
+    needed = rnd.sample(table, budget)
+    tail = None
+    if rest and tail_per_sm < per_sm:
+        # the tail's warps are simulated as far into their streams as the full round's
+        tail = _round_streams(trace, stands[:tail_per_sm], sources[:tail_per_sm], orders)
+        needed |= tail.sample(table, max(budget * tail_per_sm // per_sm, 1))
+    costs = request_costs(trace, sharing=sharing, wpb=trace.warps_per_block, only=needed)
     full = _simulate(rnd, trace, table, nregs, machine, dev, per_sm, shared, active, sharing,
                      costs)
-    waves, rest = divmod(blocks, wave) if per_sm == psat else (0, blocks)
     cycles = waves * full.cycles
     if rest:
-        tail_per_sm = math.ceil(rest / n_sm)
-        # the tail's warps are simulated as far into their streams as the full round's
-        tail = full if tail_per_sm >= per_sm else _simulate(
-            _round_streams(trace, stands[:tail_per_sm], sources[:tail_per_sm], orders), trace,
-            table, nregs, machine, dev, tail_per_sm, shared, min(n_sm, rest), sharing, costs,
-            budget=max(DEFAULT_BUDGET * tail_per_sm // per_sm, 1))
-        cycles += tail.cycles
+        cycles += full.cycles if tail is None else _simulate(
+            tail, trace, table, nregs, machine, dev, tail_per_sm, shared, min(n_sm, rest),
+            sharing, costs).cycles
     execute = cycles / machine.clock_hz
     dispatch = machine.dispatch_seconds(blocks)
     fixed = machine.launch_fixed_seconds()

@@ -60,6 +60,7 @@ class Sharing:
     scope: str                # "wave" or "grid": how far shared data stays in L2
     resident: dict = field(default_factory=dict)  # pc -> DRAM share (resident_shares)
     _lookup: dict = field(default_factory=dict, compare=False, repr=False)
+    _lookup_rows: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def affine(self) -> int:
@@ -72,7 +73,8 @@ class Sharing:
     def _row(self, key: tuple[int, int, int]) -> int:
         if not self._lookup and len(self.keys):
             self._lookup.update(zip(self.keys.tolist(), range(len(self.keys))))
-        return self._lookup.get(int(_key(*key)), -1)
+        wib, pc, occ = key
+        return self._lookup.get((int(wib) << 44) | (int(pc) << 24) | int(occ), -1)
 
     def fraction(self, key: tuple[int, int, int]) -> float:
         """DRAM share of first fetches of an instance ``(warp in block, pc, occurrence)``."""
@@ -102,8 +104,14 @@ class Sharing:
         row = self._row(key)
         if row < 0 or not self.affine_mask[row]:
             return _PRIVATE * block
-        coords = block_coords(np.array([block, source]), self.grid) @ self.shifts[row]
-        return int(coords[0] >> 5) - int(coords[1] >> 5)
+        if "shifts" not in self._lookup_rows:
+            self._lookup_rows["shifts"] = self.shifts.tolist()
+        dx, dy, dz = self._lookup_rows["shifts"][row]
+        gx, gy = (list(self.grid) + [1, 1])[:2]
+
+        def at(b: int) -> int:  # the byte shift of block b (block_coords, one block)
+            return (b % gx) * dx + (b // gx) % gy * dy + b // (gx * gy) * dz
+        return (at(block) >> 5) - (at(source) >> 5)
 
 
 def block_coords(blocks: np.ndarray, grid: tuple[int, ...]) -> np.ndarray:
