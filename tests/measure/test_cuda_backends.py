@@ -171,3 +171,38 @@ def test_kernel_parameters_are_packed_as_pointers(monkeypatch, log):
     assert [h.ctypes.data for h in holders] == pointers.tolist()
     assert holders[0][0] == 123456 and holders[1].dtype == np.int32 and holders[1][0] == 48
     assert holders[2].dtype == np.float64
+
+
+def test_closing_a_green_context_never_leaves_a_destroyed_one_current(monkeypatch, log):
+    Driver = _driver(monkeypatch, log)
+    cu = sys.modules["cuda.bindings.driver"]
+    state = {"current": None, "destroyed": set(), "bad": [], "n": 0}
+    ok = cu.CUresult.CUDA_SUCCESS
+
+    def create(desc, dev, flags):
+        state["n"] += 1
+        return ok, f"green{state['n']}"
+
+    def set_current(ctx):
+        name = None if ctx is None or isinstance(ctx, int) or ctx == "null" else ctx
+        if name in state["destroyed"]:
+            state["bad"].append(name)  # the real driver crashes a later call
+        state["current"] = name
+        return (ok,)
+
+    def destroy(green):
+        state["destroyed"].add(f"ctx-{green}")
+        return (ok,)
+
+    cu.cuGreenCtxCreate = create
+    cu.cuCtxFromGreenCtx = lambda green: (ok, f"ctx-{green}")
+    cu.cuCtxGetCurrent = lambda: (ok, state["current"])
+    cu.cuCtxSetCurrent = set_current
+    cu.cuGreenCtxDestroy = destroy
+    cu.cuStreamDestroy = lambda stream: (ok,)
+    cu.cuDevicePrimaryCtxRelease = lambda dev: (ok,)
+    cu.CUcontext = lambda value=0: "null"
+    for sms in (8, 16, 24, 32):  # an SM sweep: each context closed before the next
+        Driver(device="h100", sm_count=sms).close()
+        assert state["current"] is None
+    assert state["bad"] == []

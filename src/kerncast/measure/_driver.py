@@ -402,8 +402,12 @@ class DriverBackend(Backend):
                 self._call("cuMemFree", self._flush.ptr)
             if self.green is not None:
                 self.green.destroy(self._call)
-            if self._previous is not None and int(self._previous or 0):
-                self._call("cuCtxSetCurrent", self._previous)
+            # put back the context that was current before, or none: leaving the destroyed
+            # green context current makes the next backend's close restore a dangling
+            # handle, and the context created after it crashed the process
+            previous = self._previous if self._previous is not None and int(self._previous or 0) \
+                else self._cu.CUcontext(0)
+            self._call("cuCtxSetCurrent", previous)
             self._call("cuDevicePrimaryCtxRelease", self._dev)
         except (DriverError, TypeError, ValueError):
             pass
