@@ -278,10 +278,13 @@ def resident_shares(acc, regions, *, scale: float, l2_bytes: float) -> dict[int,
     req, pc = acc.request[keep][inside].astype(np.int64), acc.pc[keep][inside]
     which, sector = which[inside], address[inside] >> 5
     # one fetch per request and sector
-    _, first = np.unique(np.stack([req, sector]), axis=1, return_index=True)
+    order = np.lexsort((sector, req))  # stable: each pair's first access leads its run
+    r_sorted, s_sorted = req[order], sector[order]
+    first = order[np.r_[True, (r_sorted[1:] != r_sorted[:-1]) | (s_sorted[1:] != s_sorted[:-1])]]
     fetches = np.bincount(which[first], minlength=len(bases)).astype(float)
     out = {}
-    for p, r in set(zip(pc.tolist(), which.tolist())):
+    pairs = np.unique((pc.astype(np.int64) << 20) | which)
+    for p, r in zip((pairs >> 20).tolist(), (pairs & ((1 << 20) - 1)).tolist()):
         sectors = sizes[r] / 32.0
         n = fetches[r] * scale
         if sizes[r] > L2_USABLE * l2_bytes or n <= 0:
