@@ -107,7 +107,33 @@ def test_sampling_never_predicts_less_than_its_longest_sample():
     model = Sampling(budget=10.0).fit(data)
     info = model.explain(data)[0].based_on
     assert model.predict(data)[0] >= 60e-6
-    assert info["sample_seconds"] == pytest.approx(sum(t for _, _, t, _ in pts))
+    # the one-wave sample is not part of the ladder (see the next test)
+    assert info["sample_seconds"] == pytest.approx(sum(t for k, _, t, _ in pts if k > 1))
+
+
+def test_sampling_leaves_out_the_lone_first_wave():
+    wave = 8 * 132
+    # one wave fetches the shared data alone: the step to two waves understates a wave
+    times = {1: 320e-6, 2: 450e-6, 3: 650e-6, 4: 850e-6, 5: 1050e-6}
+    pts = [(k, k * wave, t, "cold") for k, t in times.items()]
+    data = _dataset(pts, blocks=16 * wave)
+    truth = 450e-6 + 200e-6 * 14  # 200 us per wave from the second on
+    skipped = Sampling(budget=10.0).fit(data).predict(data)[0]
+    kept = Sampling(budget=10.0, first_wave=True, window=99).fit(data).predict(data)[0]
+    assert skipped == pytest.approx(truth, rel=0.01)
+    assert abs(kept - truth) > 0.03 * truth
+
+
+def test_sampling_follows_the_latest_samples_where_work_thins_out():
+    wave = 8 * 132
+    # front-loaded work: the time stops growing after three waves
+    times = {1: 3.9e-3, 2: 5.1e-3, 3: 6.0e-3, 4: 6.05e-3, 5: 6.1e-3, 10: 6.2e-3}
+    pts = [(k, k * wave, t, "cold") for k, t in times.items()]
+    data = _dataset(pts, blocks=16 * wave)
+    latest = Sampling(budget=10.0).fit(data).predict(data)[0]
+    every = Sampling(budget=10.0, window=99).fit(data).predict(data)[0]
+    assert latest == pytest.approx(6.3e-3, rel=0.05)
+    assert every > 1.05 * latest
 
 
 def test_sampling_climbs_further_with_a_larger_budget():
