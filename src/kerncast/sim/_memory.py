@@ -176,18 +176,20 @@ class SMCaches:
         its neighbours in the chunk into the L2 and costs the whole chunk."""
         l1_lat, l2_lat, dram_lat = lat
         ready, below, dram = now + l1_lat, 0, 0.0
-        l1 = self.l1
+        l1, in_l2 = self.l1, self._in_l2
+        l1_hits = l2_hits = 0
         chunks: set[int] = set()
         for s in sectors:
             arrival = l1.get(s)
             if arrival is not None:
                 l1.move_to_end(s)
-                self.stats["l1_hits"] += 1
-                ready = max(ready, arrival, now + l1_lat)
+                l1_hits += 1
+                if arrival > ready:
+                    ready = arrival
                 continue
             below += 1
-            if self._in_l2(s):
-                self.stats["l2_hits"] += 1
+            if in_l2(s):
+                l2_hits += 1
                 arrival = now + l2_lat
             else:
                 chunk = s // _PER_CHUNK
@@ -196,14 +198,18 @@ class SMCaches:
                     dram += share * _PER_CHUNK
                     for buddy in range(chunk * _PER_CHUNK, (chunk + 1) * _PER_CHUNK):
                         if buddy != s:
-                            self._in_l2(buddy)
+                            in_l2(buddy)
                 arrival = now + l2_lat + share * (dram_lat - l2_lat)
             l1[s] = arrival
             if len(l1) > self.l1_cap:
                 l1.popitem(last=False)
-            ready = max(ready, arrival)
-        self.stats["sectors"] += len(sectors)
-        self.stats["dram"] += dram
+            if arrival > ready:
+                ready = arrival
+        stats = self.stats
+        stats["l1_hits"] += l1_hits
+        stats["l2_hits"] += l2_hits
+        stats["sectors"] += len(sectors)
+        stats["dram"] += dram
         return ready, below, dram
 
     def store(self, sectors: tuple[int, ...], share: float) -> tuple[int, float]:

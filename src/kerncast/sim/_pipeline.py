@@ -301,11 +301,6 @@ class _Bandwidth:
         return self.free - now
 
 
-def _shifted(cost: RequestCost, offset: int) -> RequestCost:
-    return RequestCost(cost.kind, cost.space, tuple(s + offset for s in cost.sectors),
-                       cost.lines, cost.wavefronts, cost.share, cost.instance)
-
-
 class _Sim:
     """State of one simulated round (see the module docstring)."""
 
@@ -366,6 +361,7 @@ class _Sim:
         if cost.space not in _CACHED:
             return 4.0, 1.0
         hold = float(max(1, cost.lines))
+        sectors = cost.sectors
         block, origin = self.stands_for[w]
         if block != origin and self.sharing is not None:
             key = (block, origin, cost.instance)
@@ -373,18 +369,18 @@ class _Sim:
             if offset is None:
                 offset = self._shifts[key] = self.sharing.shift(cost.instance, block, origin) \
                     if cost.space == _GLOBAL_SPACE else block << 40
-            if offset:
-                cost = _shifted(cost, offset)
+            if offset:  # the replica's own sectors
+                sectors = tuple([s + offset for s in sectors])
         if cost.kind == _ATOMIC:
-            delay = self.l2.transfer(now, 32.0 * len(cost.sectors))
+            delay = self.l2.transfer(now, 32.0 * len(sectors))
             return atomic + delay, hold
         if cost.kind == _STORE:
-            below, to_dram = self.caches.store(cost.sectors, cost.share)
+            below, to_dram = self.caches.store(sectors, cost.share)
             self.l2.transfer(now, 32.0 * below)
             if to_dram:
                 self.dram.transfer(now, 32.0 * to_dram)
             return 1.0, hold
-        ready, below, to_dram = self.caches.load(cost.sectors, cost.share, now, (l1, l2, dram))
+        ready, below, to_dram = self.caches.load(sectors, cost.share, now, (l1, l2, dram))
         delay = 0.0
         if below:
             delay = self.l2.transfer(now, 32.0 * below)
@@ -403,6 +399,9 @@ class _Sim:
         table, pos, streams = self.table, self.pos, self.streams
         sched_free, pipe_free, busy = self.sched_free, self.pipe_free, self.busy
         order = range(len(heaps))
+        push, pop = heapq.heappush, heapq.heappop
+        readies, marks, marked, sm_marked = self.ready, self.marks, self.marked, self.sm_marked
+        issued, (sm_first, sm_last) = self.issued, self.sm_marks
         # warps whose next instruction waits for the busy load/store path: per scheduler,
         # one of them (armed) waits in the scheduler's queue for the path to free, the
         # others are parked in arrival order, so that a busy path does not wake them all
@@ -431,7 +430,7 @@ class _Sim:
                 for b in list(self.waiting):  # the emulator ran these: release
                     self._release(b)
                 continue
-            t, w = heapq.heappop(heaps[s])
+            t, w = pop(heaps[s])
             pcs, steps = streams[w]
             i = pos[w]
             if i >= len(pcs):
@@ -439,30 +438,36 @@ class _Sim:
                 continue
             pc = pcs[i]
             op = table[pc]
-            ready = self.ready[w]
-            start = max(now, pipe_free[s][op.pipe],
-                        max(map(ready.__getitem__, op.srcs)) if op.srcs else 0.0)
-            if op.kind == K_MEM and self.lsu_free > start:
+            ready = readies[w]
+            srcs = op.srcs
+            start = pipe_free[s][op.pipe]
+            if start < now:
+                start = now
+            for r in srcs:
+                if ready[r] > start:
+                    start = ready[r]
+            kind = op.kind
+            if kind == K_MEM and self.lsu_free > start:
                 if armed[s] < 0 or armed[s] == w:
                     armed[s] = w
-                    heapq.heappush(heaps[s], (self.lsu_free, w))
+                    push(heaps[s], (self.lsu_free, w))
                 else:
-                    heapq.heappush(parked[s], (start, w))
+                    push(parked[s], (start, w))
                 continue
             if start > now:
-                heapq.heappush(heaps[s], (start, w))
+                push(heaps[s], (start, w))
                 continue
             sched_free[s] = now + op.slots
             pipe_free[s][op.pipe] = now + op.issue
             busy[op.pipe] += op.issue
             pos[w] = i + 1
-            mark = self.marks[w]
+            mark = marks[w]
             if i == mark[0] or i == mark[1]:
-                self.marked[w][i == mark[1]] = now
-            self.issued += 1
-            if self.issued == self.sm_marks[0] or self.issued == self.sm_marks[1]:
-                self.sm_marked[self.issued == self.sm_marks[1]] = now
-            if op.kind == K_MEM:
+                marked[w][i == mark[1]] = now
+            issued += 1
+            if issued == sm_first or issued == sm_last:
+                sm_marked[issued == sm_last] = now
+            if kind == K_MEM:
                 latency, hold = self.memory(w, pc, steps[i], now)
                 self.lsu_free = now + hold
                 if armed[s] == w:
@@ -472,14 +477,15 @@ class _Sim:
                 busy[_LSU] += hold - op.issue
                 for r in op.dsts:
                     ready[r] = now + latency
-            elif op.kind == K_BAR:
+            elif kind == K_BAR:
                 self._arrive(w, now + 1.0)
                 continue
             else:
                 done = now + op.latency
                 for r in op.dsts:
                     ready[r] = done
-            heapq.heappush(heaps[s], (now + 1.0, w))
+            push(heaps[s], (now + 1.0, w))
+        self.issued = issued
         done = max(self.finish) if self.finish else 0.0
         # stores and reductions do not stall warps, but the round ends when the memory
         # system has moved every byte it was given
