@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kerncast.sim._sharing import pair_order
 from kerncast.trace import KINDS, SPACES, bank_conflicts
 from kerncast.trace._coalesce import LINE, SECTOR, sector_addresses
 
@@ -79,8 +80,9 @@ def _sectors(acc, ids: np.ndarray) -> tuple[list[tuple[int, ...]], np.ndarray]:
     sector = (address // np.uint64(SECTOR)).astype(np.int64)
     sector = np.where(part.space[rows] == _LOCAL, sector | _LOCAL_TAG, sector)
     pos = np.searchsorted(ids, part.request[rows])
-    order = np.lexsort((sector, pos))
-    pos, sector = pos[order], sector[order]
+    order = pair_order(sector, pos)
+    if order is not None:
+        pos, sector = pos[order], sector[order]
     new = np.r_[True, (pos[1:] != pos[:-1]) | (sector[1:] != sector[:-1])]
     pos, sector = pos[new], sector[new]
     bounds = np.flatnonzero(np.r_[True, pos[1:] != pos[:-1], True])

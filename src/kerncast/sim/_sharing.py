@@ -42,6 +42,18 @@ _PRIVATE = 1 << 46  # sector offset that keeps a replica's private data apart
 L2_USABLE = 0.8
 
 
+def pair_order(minor: np.ndarray, major: np.ndarray) -> np.ndarray | None:
+    """``np.lexsort((minor, major))``, or ``None`` where the pairs are already in that
+    order (a stable sort of sorted pairs is the identity): traced accesses come in
+    request order, and a coalesced request's lanes in address order."""
+    if len(major) < 2:
+        return None
+    step = major[1:] != major[:-1]
+    if (major[1:] >= major[:-1]).all() and (step | (minor[1:] >= minor[:-1])).all():
+        return None
+    return np.lexsort((minor, major))
+
+
 def _key(wib, pc, occ):
     return (np.asarray(wib, np.int64) << 44) | (np.asarray(pc, np.int64) << 24) | \
         np.asarray(occ, np.int64)
@@ -134,8 +146,9 @@ def instance_table(acc, wpb: int) -> dict[str, np.ndarray]:
     if not len(req):
         return {}
     lane, addr = acc.lane[keep].astype(np.int64), acc.address[keep].astype(np.uint64)
-    order = np.argsort(req, kind="stable")
-    req, warp, pc, lane, addr = req[order], warp[order], pc[order], lane[order], addr[order]
+    if len(req) > 1 and not (req[1:] >= req[:-1]).all():
+        order = np.argsort(req, kind="stable")
+        req, warp, pc, lane, addr = req[order], warp[order], pc[order], lane[order], addr[order]
     starts = np.flatnonzero(np.r_[True, req[1:] != req[:-1]])
     base = np.minimum.reduceat(addr, starts)
     rel = addr - np.repeat(base, np.diff(np.r_[starts, len(req)]))
@@ -144,8 +157,8 @@ def instance_table(acc, wpb: int) -> dict[str, np.ndarray]:
     sector = (addr >> np.uint64(5)).astype(np.int64)
     # lanes are in lane order within a request, so equal sectors need not be adjacent;
     # count distinct sectors by sorting within each request
-    order2 = np.lexsort((sector, req))
-    s2, r2 = sector[order2], req[order2]
+    order2 = pair_order(sector, req)
+    s2, r2 = (sector, req) if order2 is None else (sector[order2], req[order2])
     distinct = np.r_[True, (r2[1:] != r2[:-1]) | (s2[1:] != s2[:-1])]
     sectors = np.add.reduceat(distinct.astype(np.int64),
                               np.flatnonzero(np.r_[True, r2[1:] != r2[:-1]]))
@@ -278,7 +291,9 @@ def resident_shares(acc, regions, *, scale: float, l2_bytes: float) -> dict[int,
     req, pc = acc.request[keep][inside].astype(np.int64), acc.pc[keep][inside]
     which, sector = which[inside], address[inside] >> 5
     # one fetch per request and sector
-    order = np.lexsort((sector, req))  # stable: each pair's first access leads its run
+    order = pair_order(sector, req)  # stable: each pair's first access leads its run
+    if order is None:
+        order = np.arange(len(req))
     r_sorted, s_sorted = req[order], sector[order]
     first = order[np.r_[True, (r_sorted[1:] != r_sorted[:-1]) | (s_sorted[1:] != s_sorted[:-1])]]
     fetches = np.bincount(which[first], minlength=len(bases)).astype(float)
