@@ -335,7 +335,10 @@ class Trace:
                     _WINDOW_IDS.get(space, -1):
                 address = address - np.uint64(_WINDOW_IDS[space] << 40)
             lanes_list.append(lanes)
-            address_list.append(np.broadcast_to(address, lanes.shape))
+            if address.shape != lanes.shape:  # one address for every lane
+                address = np.full(lanes.shape, address.reshape(-1)[0], np.uint64) \
+                    if address.size == 1 else np.broadcast_to(address, lanes.shape)
+            address_list.append(address)
             counts.append(len(lanes))
         counts = np.asarray(counts, np.int64)
         events = self._mem
