@@ -326,22 +326,16 @@ class Trace:
             return MemoryAccesses(empty, empty, empty, empty, empty.astype(np.uint8),
                                   empty.astype(np.uint64), empty, empty.astype(np.int8),
                                   empty.astype(np.int8), empty)
-        lanes_list, address_list, counts = [], [], []
-        for pc, batch, sel, address, width, space, kind, step in self._mem:
-            lanes = np.arange(sel.start, sel.stop) if isinstance(sel, slice) else \
-                np.asarray(sel)
-            address = np.asarray(address, np.uint64)
-            if space != "global" and len(lanes) and int(address.flat[0] >> _WINDOW_SHIFT) == \
-                    _WINDOW_IDS.get(space, -1):
-                address = address - np.uint64(_WINDOW_IDS[space] << 40)
-            lanes_list.append(lanes)
-            if address.shape != lanes.shape:  # one address for every lane
-                address = np.full(lanes.shape, address.reshape(-1)[0], np.uint64) \
-                    if address.size == 1 else np.broadcast_to(address, lanes.shape)
-            address_list.append(address)
-            counts.append(len(lanes))
-        counts = np.asarray(counts, np.int64)
         events = self._mem
+        lanes, counts = _event_lanes([e[2] for e in events])
+        address_list = []
+        for (_, _, _, address, _, _, _, _), count in zip(events, counts.tolist()):
+            if not isinstance(address, np.ndarray) or address.dtype != np.uint64:
+                address = np.asarray(address, np.uint64)
+            if address.shape != (count,):  # one address for every lane
+                address = np.full(count, address.reshape(-1)[0], np.uint64) \
+                    if address.size == 1 else np.broadcast_to(address, (count,))
+            address_list.append(address)
         per_event = {
             "event": np.arange(len(events), dtype=np.int64),
             "pc": np.fromiter((e[0] for e in events), np.int64, len(events)),
@@ -351,10 +345,10 @@ class Trace:
             "kind": np.fromiter((e[6] for e in events), np.int8, len(events)),
             "step": np.fromiter((e[7] for e in events), np.int64, len(events)),
         }
+        address = np.concatenate(address_list)
+        _unwindow(address, per_event["space"], counts)
         flat = {k: np.repeat(v, counts) for k, v in per_event.items()}
-        flat["lanes"] = np.concatenate(lanes_list)
-        flat["address"] = np.concatenate(address_list)
-        lanes = flat.pop("lanes")
+        flat["address"] = address
         warp = self._global_warps(flat.pop("batch"), lanes >> 5)
         # rows are in event order and, within an event, in lane (so warp) order: a
         # request is a run of rows with the same event and warp
@@ -384,3 +378,37 @@ class Trace:
     def __repr__(self) -> str:
         return (f"Trace({self.kernel}: {len(self.blocks)} blocks, {self.steps} warp "
                 f"instructions, {len(self._mem)} memory instructions)")
+
+
+# the window id of each space code (-1: global and other spaces have none)
+_WINDOWED = np.array([_WINDOW_IDS.get(space, -1) for space in SPACES], np.int64)
+
+
+def _event_lanes(sels: list) -> tuple[np.ndarray, np.ndarray]:
+    """The lanes of every memory event, flattened, and each event's lane count; an
+    event's lanes are a slice (a contiguous run) or an index array."""
+    if all(type(sel) is slice for sel in sels):
+        starts = np.fromiter((sel.start for sel in sels), np.int64, len(sels))
+        counts = np.fromiter((sel.stop for sel in sels), np.int64, len(sels)) - starts
+        first = np.cumsum(counts) - counts  # where each event's lanes begin
+        return np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(first - starts,
+                                                                          counts), counts
+    parts = [np.arange(sel.start, sel.stop) if isinstance(sel, slice) else np.asarray(sel)
+             for sel in sels]
+    counts = np.fromiter((len(p) for p in parts), np.int64, len(parts))
+    return (np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, np.int64)), counts
+
+
+def _unwindow(address: np.ndarray, space: np.ndarray, counts: np.ndarray) -> None:
+    """Make the shared, local, const and param addresses of each event window-relative
+    (in place) where its first lane's address lies in its space's window."""
+    window = _WINDOWED[space]
+    first = np.cumsum(counts) - counts
+    has = (window >= 0) & (counts > 0)
+    if not has.any():
+        return
+    inside = np.zeros(len(counts), bool)
+    inside[has] = (address[first[has]] >> _WINDOW_SHIFT).astype(np.int64) == window[has]
+    if inside.any():
+        rows = np.repeat(inside, counts)
+        address[rows] -= (np.repeat(window, counts)[rows].astype(np.uint64) << _WINDOW_SHIFT)
