@@ -144,9 +144,8 @@ def plan_units(kernels: list[CorpusKernel], sizes: list[str], experiments: list[
     counts = sorted({int(n) for n in sm_counts if 0 < int(n) < (total_sms or 1 << 30)})
     for swept in (e for e in SWEPT if e in order):
         if total_sms and any(int(n) >= total_sms for n in sm_counts):
-            whole = "times" if swept == "sm-sweep" else "energy"
             notes.append(f"{swept} measures fewer than {total_sms} SMs; the whole-GPU point is "
-                         f"the {whole} experiment's row")
+                         f"the {TABLE_OF[swept]} experiment's row")
     for kernel in kernels:
         gpu_ok = language in kernel.languages
         if not gpu_ok and any(e != "cpu" for e in order):

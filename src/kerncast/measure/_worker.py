@@ -102,7 +102,9 @@ class _Runner:
 
             return [("cpu", measure_c(kernel, config, seed=common["seed"],
                                       timeout=self.job.get("item_timeout", 600)))]
-        if experiment in ("sm-sweep", "energy-sweep"):
+        from kerncast.measure._plan import SWEPT  # noqa: PLC0415
+
+        if experiment in SWEPT:
             backend = self.sweep_backend(item["sm_count"])
         else:
             if self._sweep is not None:  # back to the whole GPU: leave the green context

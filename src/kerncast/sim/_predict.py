@@ -47,7 +47,6 @@ __all__ = ["StaticResult", "predict_launch"]
 MEMORY_BUDGET = 1_500_000   # lane accesses recorded per prediction
 DEPENDENT_BLOCKS = 8         # most blocks emulated for a data-dependent round
 PEEK_SHARE = 0.25          # the probe blocks run at most this share of their steps
-SIM_BUDGET = DEFAULT_BUDGET  # instructions the pipeline simulates per round
 
 
 @dataclass
@@ -276,13 +275,12 @@ def predict_launch(kernel: CorpusKernel, config: LaunchConfig, device: str | Dev
         l2_bytes=dev.memory.l2_kib * 1024))
     waves, rest = divmod(blocks, wave) if per_sm == psat else (0, blocks)
     tail_per_sm = math.ceil(rest / n_sm)
-    budget = SIM_BUDGET
-    needed = rnd.sample(table, budget)
+    needed = rnd.sample(table, DEFAULT_BUDGET)
     tail = None
     if rest and tail_per_sm < per_sm:
         # the tail's warps are simulated as far into their streams as the full round's
         tail = _round_streams(trace, stands[:tail_per_sm], sources[:tail_per_sm], orders)
-        needed |= tail.sample(table, max(budget * tail_per_sm // per_sm, 1))
+        needed |= tail.sample(table, max(DEFAULT_BUDGET * tail_per_sm // per_sm, 1))
     costs = request_costs(trace, sharing=sharing, wpb=trace.warps_per_block, only=needed)
     full = _simulate(rnd, trace, table, nregs, machine, dev, per_sm, shared, active, sharing,
                      costs)

@@ -26,6 +26,7 @@ of pc ``p`` by warp ``w`` of a block, keyed ``(w, p, k)``):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -54,8 +55,11 @@ def pair_order(minor: np.ndarray, major: np.ndarray) -> np.ndarray | None:
     return np.lexsort((minor, major))
 
 
+_WIB_SHIFT, _PC_SHIFT = 44, 24  # instance key: warp in block | pc | occurrence
+
+
 def _key(wib, pc, occ):
-    return (np.asarray(wib, np.int64) << 44) | (np.asarray(pc, np.int64) << 24) | \
+    return (np.asarray(wib, np.int64) << _WIB_SHIFT) | (np.asarray(pc, np.int64) << _PC_SHIFT) | \
         np.asarray(occ, np.int64)
 
 
@@ -72,7 +76,6 @@ class Sharing:
     scope: str                # "wave" or "grid": how far shared data stays in L2
     resident: dict = field(default_factory=dict)  # pc -> DRAM share (resident_shares)
     _lookup: dict = field(default_factory=dict, compare=False, repr=False)
-    _lookup_rows: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def affine(self) -> int:
@@ -86,7 +89,7 @@ class Sharing:
         if not self._lookup and len(self.keys):
             self._lookup.update(zip(self.keys.tolist(), range(len(self.keys))))
         wib, pc, occ = key
-        return self._lookup.get((int(wib) << 44) | (int(pc) << 24) | int(occ), -1)
+        return self._lookup.get((int(wib) << _WIB_SHIFT) | (int(pc) << _PC_SHIFT) | int(occ), -1)
 
     def fraction(self, key: tuple[int, int, int]) -> float:
         """DRAM share of first fetches of an instance ``(warp in block, pc, occurrence)``."""
@@ -116,14 +119,21 @@ class Sharing:
         row = self._row(key)
         if row < 0 or not self.affine_mask[row]:
             return _PRIVATE * block
-        if "shifts" not in self._lookup_rows:
-            self._lookup_rows["shifts"] = self.shifts.tolist()
-        dx, dy, dz = self._lookup_rows["shifts"][row]
-        gx, gy = (list(self.grid) + [1, 1])[:2]
+        dx, dy, dz = self._shift_rows[row]
+        gx, gy = self._plane
 
         def at(b: int) -> int:  # the byte shift of block b (block_coords, one block)
             return (b % gx) * dx + (b // gx) % gy * dy + b // (gx * gy) * dz
         return (at(block) >> 5) - (at(source) >> 5)
+
+    @cached_property
+    def _shift_rows(self) -> list[list[int]]:
+        return self.shifts.tolist()
+
+    @cached_property
+    def _plane(self) -> tuple[int, int]:
+        gx, gy = (list(self.grid) + [1, 1])[:2]
+        return int(gx), int(gy)
 
 
 def block_coords(blocks: np.ndarray, grid: tuple[int, ...]) -> np.ndarray:

@@ -30,6 +30,8 @@ KINDS = ("load", "store", "atomic")
 _SPACE_CODE = {name: k for k, name in enumerate(SPACES)}
 _WINDOW_IDS = {"shared": 0x50, "local": 0x51, "const": 0x52, "param": 0x53}
 _WINDOW_SHIFT = np.uint64(40)
+# the window id of each space code (-1: global and other spaces have none)
+_WINDOWED = np.array([_WINDOW_IDS.get(space, -1) for space in SPACES], np.int64)
 
 
 @dataclass(frozen=True)
@@ -378,10 +380,6 @@ class Trace:
     def __repr__(self) -> str:
         return (f"Trace({self.kernel}: {len(self.blocks)} blocks, {self.steps} warp "
                 f"instructions, {len(self._mem)} memory instructions)")
-
-
-# the window id of each space code (-1: global and other spaces have none)
-_WINDOWED = np.array([_WINDOW_IDS.get(space, -1) for space in SPACES], np.int64)
 
 
 def _event_lanes(sels: list) -> tuple[np.ndarray, np.ndarray]:
