@@ -118,8 +118,9 @@ def test_sampling_leaves_out_the_lone_first_wave():
     pts = [(k, k * wave, t, "cold") for k, t in times.items()]
     data = _dataset(pts, blocks=16 * wave)
     truth = 450e-6 + 200e-6 * 14  # 200 us per wave from the second on
-    skipped = Sampling(budget=10.0).fit(data).predict(data)[0]
-    kept = Sampling(budget=10.0, first_wave=True, window=99).fit(data).predict(data)[0]
+    # no budget for jumps: the line goes through the ladder's first two rungs
+    skipped = Sampling(budget=0.0).fit(data).predict(data)[0]
+    kept = Sampling(budget=0.0, first_wave=True).fit(data).predict(data)[0]
     assert skipped == pytest.approx(truth, rel=0.01)
     assert abs(kept - truth) > 0.03 * truth
 
@@ -131,9 +132,20 @@ def test_sampling_follows_the_latest_samples_where_work_thins_out():
     pts = [(k, k * wave, t, "cold") for k, t in times.items()]
     data = _dataset(pts, blocks=16 * wave)
     latest = Sampling(budget=10.0).fit(data).predict(data)[0]
-    every = Sampling(budget=10.0, window=99).fit(data).predict(data)[0]
+    first_rungs = Sampling(budget=0.0).fit(data).predict(data)[0]
     assert latest == pytest.approx(6.3e-3, rel=0.05)
-    assert every > 1.05 * latest
+    assert first_rungs > 2 * latest
+
+
+def test_sampling_jumps_to_a_rung_and_its_half():
+    wave = 4 * 132
+    # the time per wave falls from 2 µs (small samples) to 1.5 µs (large ones)
+    times = {2: 8e-6, 3: 10e-6, 4: 12e-6, 5: 14e-6, 10: 24e-6, 20: 40e-6, 40: 70e-6}
+    data = _dataset([(k, k * wave, t, "cold") for k, t in times.items()], blocks=800 * wave)
+    info = Sampling(budget=0.2).fit(data).explain(data)[0].based_on
+    # the pair (20, 40) and the first two rungs; not the rungs between
+    assert info["sample_seconds"] == pytest.approx(8e-6 + 10e-6 + 40e-6 + 70e-6)
+    assert info["per_block_s"] == pytest.approx(30e-6 / (20 * wave))
 
 
 def test_sampling_climbs_further_with_a_larger_budget():

@@ -194,14 +194,12 @@ class Sampling(_SamplingBase):
     insight = "the time per wave, the fixed cost, the fit's uncertainty and whether waves are even"
 
     def __init__(self, *, l2_state: str = "cold", min_seconds: float = 20e-6,
-                 budget: float = 0.2, tail: bool = True, first_wave: bool = False,
-                 window: int = 3):
+                 budget: float = 0.2, tail: bool = True, first_wave: bool = False):
         self.l2_state = l2_state
         self.min_seconds = min_seconds
         self.budget = budget
         self.tail = tail
         self.first_wave = first_wave
-        self.window = window
 
     def _l2_state(self) -> str:
         return self.l2_state
@@ -213,31 +211,48 @@ class Sampling(_SamplingBase):
         return self._walk(partial.reset_index(drop=True), blocks)
 
     def _walk(self, points: pd.DataFrame, blocks: int) -> SampleFit:
-        """Climb the ladder of samples: the next one is taken while the samples so far
-        plus its cost, as the current line predicts it, stay within ``budget`` of the
-        predicted full time. The ladder starts at its second rung unless ``first_wave``:
-        a single wave pays alone for fetching the data every block shares (a cold L2)
-        and drains alone, so the step from one wave to two understates the time per
-        wave (matmul_naive on the H100: 123 ns per block from one wave to two, 197 from
-        two to three, 175-196 further up). The line goes through the last ``window``
-        samples taken that are past the launch-overhead regime (at least
-        ``min_seconds``): where work thins out along the grid, the latest samples show
-        the cost of the blocks still to come."""
-        if not self.first_wave and len(points) >= 3:
-            points = points.iloc[1:].reset_index(drop=True)
+        """Take the two smallest rungs of the ladder of samples, then jump: the largest
+        rung that, with its partner at about half its blocks, the budget still pays for
+        (costs as the current line predicts them; ``budget`` is a share of the predicted
+        full time). The line goes through that pair, so each jump doubles the work the
+        fit rests on without paying for every rung in between, and the partner's half
+        step measures the time per block where the blocks still to come run (on the
+        H100 the time per wave falls as samples grow past the launch ramp: reduce_tree
+        costs 1.8 µs per wave from two waves to three and 1.5 from twenty to forty).
+
+        The ladder starts at its second rung unless ``first_wave``: a single wave pays
+        alone for fetching the data every block shares (a cold L2) and drains alone, so
+        the step from one wave to two understates the time per wave (matmul_naive on
+        the H100: 123 ns per block from one wave to two, 197 from two to three, 175-196
+        further up)."""
+        if not self.first_wave and (points["k"] > 1).sum() >= 2:
+            points = points[points["k"] > 1].reset_index(drop=True)
         x = points["blocks_launched"].to_numpy(float)
         t = points["time_median_s"].to_numpy(float)
-        taken = 2
-        fit = self._line(points.head(2), blocks)
-        while taken < len(points):
-            cost = fit.intercept + fit.per_block * x[taken]
-            if t[:taken].sum() + cost > self.budget * max(fit.seconds, 1e-12):
-                break
-            taken += 1
-            fit = self._line(self._past_floor(points.head(taken)).tail(self.window), blocks)
+        taken = [0, 1]
+        fit = self._line(points.iloc[taken], blocks)
+        while (pair := self._jump(x, float(t[taken].sum()), taken, fit)) is not None:
+            taken = sorted(set(taken) | set(pair))
+            fit = self._line(points.iloc[list(pair)], blocks)
+        spread = self._line(self._past_floor(points.iloc[taken]), blocks)
         # the full grid holds every sampled block: it takes at least the longest sample
-        seconds = max(fit.seconds, float(t[:taken].max()))
-        return replace(fit, seconds=seconds, sample_seconds=float(t[:taken].sum()))
+        seconds = max(fit.seconds, float(t[taken].max()))
+        return replace(fit, seconds=seconds, sample_seconds=float(t[taken].sum()),
+                       points=len(taken), stderr=spread.stderr, uneven=spread.uneven)
+
+    def _jump(self, x: np.ndarray, spent: float, taken: list[int],
+              fit: SampleFit) -> tuple[int, int] | None:
+        """The next (partner, rung) pair that the budget left after ``spent`` seconds of
+        samples pays for, as the current line predicts their cost, or None."""
+        left = self.budget * max(fit.seconds, 1e-12) - spent
+        best = None
+        for rung in range(taken[-1] + 1, len(x)):
+            partner = int(np.argmin(np.abs(x - x[rung] / 2)))
+            cost = sum(fit.intercept + fit.per_block * x[i]
+                       for i in {rung, partner} if i not in taken)
+            if cost <= left:
+                best = (partner, rung)
+        return best
 
     def _past_floor(self, points: pd.DataFrame) -> pd.DataFrame:
         long_enough = points[points["time_median_s"] >= self.min_seconds]
