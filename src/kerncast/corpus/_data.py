@@ -65,8 +65,12 @@ def params_of(kernel: CorpusKernel, config: LaunchConfig) -> dict:
     return kernel.arg_env(config)
 
 
-def make_args(kernel: CorpusKernel, config: LaunchConfig, seed: int = 0) -> dict[str, object]:
+def make_args(kernel: CorpusKernel, config: LaunchConfig, seed: int = 0,
+              poison_outputs: bool = True) -> dict[str, object]:
     """All arguments of one launch: generated inputs, poisoned outputs, scalars.
+
+    Without ``poison_outputs`` the outputs are zeros, which the operating system
+    materialises only where they are touched (what an emulation of a few blocks wants).
 
     Raises
     ------
@@ -83,7 +87,8 @@ def make_args(kernel: CorpusKernel, config: LaunchConfig, seed: int = 0) -> dict
             continue
         count = kernel.buffer_elements(arg, config)
         if arg.intent == "out":
-            args[arg.name] = poison(np.dtype(arg.dtype), count)
+            args[arg.name] = (poison(np.dtype(arg.dtype), count) if poison_outputs
+                              else np.zeros(count, dtype=arg.dtype))
             continue
         if arg.name not in generated:
             raise InputError(f"the generator of {kernel.name} returned no buffer {arg.name!r}; "
