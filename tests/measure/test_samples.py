@@ -1,5 +1,6 @@
 """Sampled runs: which blocks, how many, warm and cold, and when to stop."""
 
+import dataclasses
 import itertools
 
 import pytest
@@ -92,3 +93,32 @@ def test_samples_on_a_cpu_device_go_past_its_launch_floor():
     # first sample, never reached, so the ladder climbs until 5% of the grid
     assert max(on_cpu) > 5 and {r["psat"] for r in measure_samples(
         cpu, kernel, config, policy=QUICK)} == {1}
+
+
+def test_ladder_stops_short_of_the_full_grid():
+    from kerncast.measure._samples import ladder
+
+    config = get_kernel("copy_vector").launch("small")
+    rungs = ladder(dataclasses.replace(config, grid=(1000,)), 2, 132)
+    assert [r["k"] for r in rungs] == [1, 2, 3]  # 264, 528, 792 blocks; 4 waves > 1000
+    assert all(r["blocks_launched"] < 1000 for r in rungs)
+    assert ladder(dataclasses.replace(config, grid=(200,)), 2, 132) == []
+
+
+def test_chosen_samples_are_the_only_ones_run():
+    kernel = get_kernel("matmul_naive")
+    config = kernel.launch("large", {"bx": 32, "by": 1})  # 131072 blocks
+    backend = FakeBackend(sm_count=8, times=[20e-6], behaviours={"matmul_naive": "unwritten"})
+    seen = {}
+
+    def choose(rungs, time):
+        seen["rungs"] = rungs
+        seen["t"] = time(1, "cold"), time(len(rungs) - 1, "warm")
+
+    rows = measure_samples(backend, kernel, config, policy=QUICK, choose=choose)
+    assert [(r["k"], r["l2_state"]) for r in rows] == [(2, "cold"), (0, "warm")]
+    assert {r["status"] for r in rows} == {"ok"}
+    # the ladder runs to the last rung short of the full grid (not to 5%), then the grid
+    assert seen["rungs"][-1]["blocks_launched"] == config.blocks
+    assert seen["rungs"][-2]["blocks_launched"] < config.blocks <= 2 * seen["rungs"][-2]["blocks_launched"]
+    assert rows[0]["time_median_s"] == seen["t"][0]

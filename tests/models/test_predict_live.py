@@ -15,7 +15,7 @@ import pytest
 
 from kerncast._errors import InputError
 from kerncast.data import Dataset
-from kerncast.models import predict
+from kerncast.models import Sampling, predict
 from kerncast.models._trained import trained_model
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "h100"
@@ -42,6 +42,38 @@ def recorded():
             counters[counters["config"] == config])
 
 
+RUNG = ["k", "psat", "blocks_requested", "blocks_launched", "grid_fraction",
+        "sample_grid_x", "sample_grid_y", "sample_grid_z"]
+
+
+def _replay(recorded, calls: list):
+    """measure_samples served from the recorded rows; with ``choose``, the ladder they
+    hold plus the full grid, each sample served when ``choose`` times it."""
+    times, samples, _ = recorded
+
+    def measure_samples(be, kernel, config, choose=None, **kw):
+        rows = samples.to_dict("records")
+        if choose is None:
+            return rows
+        by = {(r["k"], r["l2_state"]): r for r in rows}
+        rungs = [{c: r[c] for c in RUNG} for r in rows if r["l2_state"] == "cold"]
+        full = {**rungs[-1], "k": 0, "blocks_launched": int(times["blocks"].iloc[0])}
+        rungs = sorted(rungs, key=lambda r: r["k"]) + [full]
+        measured = []
+
+        def time(i, state):
+            calls.append((rungs[i]["k"], state))
+            row = by.get((rungs[i]["k"], state)) or {**full, "l2_state": state,
+                                                      "time_median_s": times["time_median_s"].iloc[0]}
+            measured.append(row)
+            return row["time_median_s"]
+
+        choose(rungs, time)
+        return measured
+
+    return measure_samples
+
+
 @pytest.fixture
 def live(monkeypatch, recorded):
     _, samples, counters = recorded
@@ -51,8 +83,7 @@ def live(monkeypatch, recorded):
     import kerncast.measure._samples as samples_module
 
     monkeypatch.setattr(factory, "make_backend", lambda name, device=None: _Recorded())
-    monkeypatch.setattr(samples_module, "measure_samples",
-                        lambda be, kernel, config: samples.to_dict("records"))
+    monkeypatch.setattr(samples_module, "measure_samples", _replay(recorded, calls))
 
     def profile(be, device, kernel, config, ks, **kw):
         calls.append(ks)
@@ -79,3 +110,38 @@ def test_live_svr_on_a_cpu_device_is_refused_before_measuring(live):
     with pytest.raises(InputError, match="--model sampling"):
         predict(KERNEL, device="cpu", size="small", model="sampling-svr", backend="pocl")
     assert live == []
+
+
+def _launch(recorded):
+    times = recorded[0]
+    return dict(device="h100", size=times["size"].iloc[0],
+                tunables=json.loads(times["tunables"].iloc[0]))
+
+
+def test_live_sampling_runs_only_the_samples_it_takes(live, recorded):
+    times, samples, _ = recorded
+    got = predict(KERNEL, model="sampling", **_launch(recorded))
+    data = Dataset(times=times.reset_index(drop=True), samples=samples)
+    want = Sampling().fit(data).explain(data)[0]
+    assert got.seconds == pytest.approx(want.seconds, rel=1e-12)
+    # cold samples only, each once, as many as the fit rests on (not the whole ladder)
+    assert all(state == "cold" for _, state in live) and len(set(live)) == len(live)
+    assert got.based_on["sampled_runs"] == len(live) == want.based_on["points"]
+    assert len(live) < len(samples)
+
+
+def test_live_seed_linear_runs_two_warm_samples(live, recorded):
+    got = predict(KERNEL, model="seed-linear", **_launch(recorded))
+    assert live == [(2, "warm"), (3, "warm")]
+    assert np.isfinite(got.seconds)
+
+
+def test_live_sampling_on_a_cpu_device_keys_the_row_by_the_backend(monkeypatch, live, recorded):
+    import kerncast.measure._factory as factory
+
+    class _Cpu(_Recorded):
+        name, device_key, language, sm_count, kind = "pocl", "cpu:test-16core", "opencl", 16, "cpu"
+
+    monkeypatch.setattr(factory, "make_backend", lambda name, device=None: _Cpu())
+    got = predict(KERNEL, model="sampling", backend="pocl", **{**_launch(recorded), "device": "cpu"})
+    assert np.isfinite(got.seconds) and got.based_on["device"] == "cpu:test-16core"

@@ -163,3 +163,33 @@ def test_sampling_climbs_further_with_a_larger_budget():
     large = Sampling(budget=0.5).fit(data).explain(data)[0].based_on
     assert small["points"] < large["points"]
     assert small["sample_seconds"] < large["sample_seconds"] <= 0.5 * 2.004e-3
+
+
+def test_live_walk_times_only_the_samples_it_takes():
+    wave = 4 * 132
+    times = {2: 8e-6, 3: 10e-6, 4: 12e-6, 5: 14e-6, 10: 24e-6, 20: 40e-6, 40: 70e-6}
+    data = _dataset([(k, k * wave, t, "cold") for k, t in times.items()], blocks=800 * wave)
+    ladder = pd.DataFrame([{"k": k, "psat": 4, "sm_count": 132, "blocks_launched": k * wave}
+                           for k in times] + [{"k": 0, "psat": 4, "sm_count": 132,
+                                               "blocks_launched": 800 * wave}])
+    ks = list(times)
+    calls = []
+
+    def measure(i, state):
+        calls.append((ks[i], state))
+        return times[ks[i]]
+
+    live = Sampling(budget=0.2).explain_live(ladder, 800 * wave, measure)
+    offline = Sampling(budget=0.2).fit(data).explain(data)[0]
+    assert live.seconds == pytest.approx(offline.seconds, rel=1e-12)
+    assert sorted(calls) == [(2, "cold"), (3, "cold"), (20, "cold"), (40, "cold")]
+
+
+def test_live_grid_too_small_to_sample_is_measured_directly():
+    ladder = pd.DataFrame([{"k": 0, "psat": 8, "sm_count": 132, "blocks_launched": 500}])
+    calls = []
+    got = Sampling().explain_live(ladder, 500, lambda i, s: calls.append((i, s)) or 42e-6)
+    assert calls == [(0, "cold")]
+    assert got.seconds == pytest.approx(42e-6)
+    assert got.based_on["method"].startswith("direct measurement")
+    assert SeedLinear().explain_live(ladder, 500, lambda i, s: 42e-6).seconds == pytest.approx(42e-6)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from kerncast.corpus import CorpusKernel, LaunchConfig
@@ -71,45 +71,73 @@ def resident_blocks(backend: Backend, config: LaunchConfig, resources: dict) -> 
                      resources.get("registers") or 0, shared).blocks_per_sm
 
 
-def _sample_rows(session: LaunchSession, config: LaunchConfig, psat: int,
-                 policy: TimingPolicy) -> Iterator[dict]:
-    backend, full = session.backend, config.blocks
-    previous, bound = None, SAMPLE_MAX_SECONDS
+def ladder(config: LaunchConfig, psat: int, sm_count: int) -> list[dict]:
+    """Every sample a launch has: one per multiplier whose grid (cut into whole rows or
+    planes) differs from the previous one and stays short of the full grid."""
+    rungs, previous = [], None
     for k in multipliers():
-        wanted = k * psat * backend.sm_count
+        wanted = k * psat * sm_count
         grid = sampled_grid(config.grid, wanted)
         launched = math.prod(grid)
-        if launched >= full:
-            return
-        if grid == previous:
-            continue
+        if launched >= config.blocks:
+            return rungs
+        if grid != previous:
+            rungs.append({"k": k, "psat": psat, "blocks_requested": wanted,
+                          "blocks_launched": launched, "grid_fraction": launched / config.blocks,
+                          "sample_grid_x": grid[0], "sample_grid_y": grid[1],
+                          "sample_grid_z": grid[2]})
         previous = grid
-        sample = dataclasses.replace(config, grid=grid)
-        warm = None
-        for state in ("warm", "cold"):
-            def before(state=state) -> None:
-                session.restore()
-                if state == "cold":
-                    backend.flush_l2()
 
-            stats = time_repeatedly(
-                lambda i: backend.time_launch(session.compiled, sample, session.dev, before),
-                policy)
-            warm = stats.median if state == "warm" else warm
-            if state == "warm" and k == 1 and _on_cpu(backend):
-                bound = max(SAMPLE_MAX_SECONDS, CPU_FLOOR_MULTIPLE * warm)
-            yield {"k": k, "psat": psat, "blocks_requested": wanted, "blocks_launched": launched,
-                   "grid_fraction": launched / full, "sample_grid_x": grid[0],
-                   "sample_grid_y": grid[1], "sample_grid_z": grid[2], "l2_state": state,
-                   **stats.columns()}
-        if k >= 5 and (launched / full >= SAMPLE_MAX_FRACTION or warm >= bound):
+
+def _full_rung(config: LaunchConfig, psat: int) -> dict:
+    gx, gy, gz = (list(config.grid) + [1, 1, 1])[:3]
+    return {"k": 0, "psat": psat, "blocks_requested": config.blocks,
+            "blocks_launched": config.blocks, "grid_fraction": 1.0, "sample_grid_x": gx,
+            "sample_grid_y": gy, "sample_grid_z": gz}
+
+
+def time_rung(session: LaunchSession, config: LaunchConfig, rung: dict, state: str,
+              policy: TimingPolicy) -> dict:
+    """One sample timed with a ``warm`` or ``cold`` L2: the rung's columns and timing."""
+    backend = session.backend
+    grid = (rung["sample_grid_x"], rung["sample_grid_y"], rung["sample_grid_z"])
+    sample = dataclasses.replace(config, grid=grid)
+
+    def before() -> None:
+        session.restore()
+        if state == "cold":
+            backend.flush_l2()
+
+    stats = time_repeatedly(
+        lambda i: backend.time_launch(session.compiled, sample, session.dev, before), policy)
+    return {**rung, "l2_state": state, **stats.columns()}
+
+
+def _sample_rows(session: LaunchSession, config: LaunchConfig, psat: int,
+                 policy: TimingPolicy) -> Iterator[dict]:
+    backend, bound = session.backend, SAMPLE_MAX_SECONDS
+    for rung in ladder(config, psat, backend.sm_count):
+        warm = time_rung(session, config, rung, "warm", policy)
+        if rung["k"] == 1 and _on_cpu(backend):
+            bound = max(SAMPLE_MAX_SECONDS, CPU_FLOOR_MULTIPLE * warm["time_median_s"])
+        yield warm
+        yield time_rung(session, config, rung, "cold", policy)
+        if rung["k"] >= 5 and (rung["grid_fraction"] >= SAMPLE_MAX_FRACTION
+                               or warm["time_median_s"] >= bound):
             return
 
 
 def measure_samples(backend: Backend, kernel: CorpusKernel, config: LaunchConfig, *,
                     prepared: Prepared | None = None, policy: TimingPolicy | None = None,
-                    seed: int = 0, monitor: Any = None, prep_dir: str | None = None) -> list[dict]:
-    """Sampled runs of one launch configuration: ``samples`` rows (a failure is one row)."""
+                    seed: int = 0, monitor: Any = None, prep_dir: str | None = None,
+                    choose: Callable[[list[dict], Callable[[int, str], float]], Any] | None = None
+                    ) -> list[dict]:
+    """Sampled runs of one launch configuration: ``samples`` rows (a failure is one row).
+
+    Without ``choose`` every sample of the ladder runs, warm and cold. With it, only
+    those it asks for: ``choose(rungs, time)`` gets the ladder (a dict per sample, then
+    the full grid with ``k`` 0) and ``time(i, l2_state)``, which runs rung ``i`` and
+    returns its median seconds; what ``choose`` returns is dropped."""
     policy = policy or TimingPolicy()
     monitor = monitor or NullMonitor()
     base = launch_columns(kernel, config, backend.language, backend.device_key, backend.sm_count)
@@ -121,8 +149,18 @@ def measure_samples(backend: Backend, kernel: CorpusKernel, config: LaunchConfig
                            prep_dir=prep_dir) as session:
             base.update(session.resources)
             psat = resident_blocks(backend, config, session.resources)
-            for sample in _sample_rows(session, config, psat, policy):
-                rows.append({**base, **sample, "status": "ok", "error": ""})
+            if choose is None:
+                for sample in _sample_rows(session, config, psat, policy):
+                    rows.append({**base, **sample, "status": "ok", "error": ""})
+            else:
+                rungs = ladder(config, psat, backend.sm_count) + [_full_rung(config, psat)]
+
+                def timed(i: int, state: str) -> float:
+                    rows.append({**base, **time_rung(session, config, rungs[i], state, policy),
+                                 "status": "ok", "error": ""})
+                    return float(rows[-1]["time_median_s"])
+
+                choose(rungs, timed)
     except Failure as exc:
         rows = [failure_row({**base, "k": 0, "psat": 0, "blocks_requested": 0,
                              "blocks_launched": 0, "grid_fraction": 0.0, "sample_grid_x": 0,

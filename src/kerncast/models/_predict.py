@@ -2,7 +2,7 @@
 
 The static model needs only the source, the launch and the device spec (and its
 calibration, or the nearest calibrated one adapted to the spec). The sampling models
-need sampled runs: in *live* mode they run the samples themselves through a
+need sampled runs: in *live* mode they run the samples they take themselves through a
 measurement backend (CuPy on an NVIDIA GPU, or PoCL on this CPU, the seed's "other
 vendor"), then predict; a grid too small to sample is measured directly, and the
 prediction says so. ``sampling-svr`` also profiles its second sample (3·Psat·N_SM
@@ -50,14 +50,11 @@ def resolve_kernel(name: str | CorpusKernel) -> CorpusKernel:
     return get_kernel(text)
 
 
-def _row(kernel: CorpusKernel, config: LaunchConfig, device: str, language: str,
-         sm_count: int | None) -> dict:
-    from kerncast.devices import get_device  # noqa: PLC0415
-
-    dev = get_device(device)
+def _row(kernel: CorpusKernel, config: LaunchConfig, device_key: str, language: str,
+         sm_count: int) -> dict:
     return {"kernel": kernel.name, "language": language, "size": config.size,
             "config": config.label(), "tunables": json.dumps(config.tunables, sort_keys=True),
-            "device": dev.key, "sm_count": sm_count or dev.compute.sm_count,
+            "device": device_key, "sm_count": sm_count,
             "blocks": config.blocks, "threads_per_block": config.threads_per_block,
             "status": "ok"}
 
@@ -75,19 +72,27 @@ def _live(model: str, kernel, config, device, language, backend: str) -> Predict
     from kerncast.measure._samples import measure_samples  # noqa: PLC0415
 
     be = make_backend(backend, device=device)
-    rows = measure_samples(be, kernel, config)
+    predictions: list[Prediction] = []
+    choose = None
+    if model != "sampling-svr":  # run only the samples the model takes
+        predictor = get_predictor(model)
+
+        def choose(rungs: list[dict], time) -> None:
+            ladder = pd.DataFrame(rungs).assign(sm_count=be.sm_count)
+            predictions.append(predictor.explain_live(ladder, config.blocks, time))
+
+    rows = measure_samples(be, kernel, config, choose=choose)
     bad = [r for r in rows if r.get("status") != "ok"]
     if bad:
         raise InputError(f"sampled runs of {kernel.name} failed ({bad[0]['status']}): "
                          f"{bad[0].get('error', '')}")
-    row = {**_row(kernel, config, be.device_key if ":" not in be.device_key else device,
-                  be.language, be.sm_count), "device": be.device_key}
     if model == "sampling-svr":
+        row = _row(kernel, config, be.device_key, be.language, be.sm_count)
         prediction = _live_svr(be, device, kernel, config, row, rows)
     else:
-        data = Dataset(times=pd.DataFrame([row]), samples=pd.DataFrame(rows))
-        prediction = get_predictor(model).fit(data).explain(data)[0]
+        prediction = predictions[0]
     prediction.based_on["backend"] = be.name
+    prediction.based_on["device"] = be.device_key
     prediction.based_on["sampled_runs"] = len(rows)
     return prediction
 

@@ -71,11 +71,16 @@ class SampleFit:
     front_loaded: bool = False
 
 
-def _direct(group: pd.DataFrame, blocks: int) -> SampleFit | None:
+def _measured(frame: pd.DataFrame) -> pd.DataFrame:
+    """Samples already timed (a dataset's): nothing to measure."""
+    return frame
+
+
+def _direct(group: pd.DataFrame, blocks: int, fill=_measured) -> SampleFit | None:
     whole = group[group["blocks_launched"] >= blocks]
     if not len(whole):
         return None
-    t = float(whole["time_median_s"].iloc[0])
+    t = float(fill(whole.head(1))["time_median_s"].iloc[0])
     return SampleFit(t, t, 0.0, 1, 0.0, True, False, t)
 
 
@@ -123,6 +128,22 @@ class _SamplingBase(Predictor):
     def _predict(self, dataset: Dataset) -> np.ndarray:
         return np.array([np.nan if f is None else f.seconds for f in self._fits(dataset)])
 
+    def explain_live(self, ladder: pd.DataFrame, blocks: int, measure) -> Prediction:
+        """Predict one launch from samples run on demand: ``ladder`` has a row per sample
+        the launch allows, smallest first, then its full grid (``k``, ``psat``,
+        ``sm_count``, ``blocks_launched``), and ``measure(i, l2_state)`` runs row ``i``
+        and returns its median seconds. Only the samples this model takes are run."""
+        frame = ladder.reset_index(drop=True).assign(
+            rung=lambda f: np.arange(len(f)), time_median_s=np.nan)
+        state = self._l2_state()
+
+        def fill(part: pd.DataFrame) -> pd.DataFrame:
+            return part.assign(time_median_s=[
+                t if np.isfinite(t) else measure(int(r), state)
+                for r, t in zip(part["rung"], part["time_median_s"])])
+
+        return self._explain_one(self._fit_one(frame, blocks, fill))
+
     def explain(self, dataset: Dataset) -> list[Prediction]:
         return [self._explain_one(f) for f in self._fits(dataset)]
 
@@ -141,13 +162,16 @@ class _SamplingBase(Predictor):
             based_on["warning"] = ("most of the sampled time is a fixed cost the blocks do not "
                                    "explain: the first blocks hold more work than the rest, so "
                                    "sampling may not be trusted")
-        return Prediction(fit.seconds, self.name, breakdown={"launch": max(fit.intercept, 0.0)},
+        # a direct measurement has no fixed cost apart from its blocks' time
+        breakdown = {} if fit.direct else {"launch": max(fit.intercept, 0.0)}
+        return Prediction(fit.seconds, self.name, breakdown=breakdown,
                           bottleneck="unknown", based_on=based_on)
 
     def _l2_state(self) -> str:
         raise NotImplementedError
 
-    def _fit_one(self, group: pd.DataFrame, blocks: int) -> SampleFit | None:
+    def _fit_one(self, group: pd.DataFrame, blocks: int, fill=_measured) -> SampleFit | None:
+        """The fit for one launch; ``fill`` times the samples it takes that have none."""
         raise NotImplementedError
 
 
@@ -168,13 +192,14 @@ class SeedLinear(_SamplingBase):
     def _l2_state(self) -> str:
         return self.l2_state
 
-    def _fit_one(self, group: pd.DataFrame, blocks: int) -> SampleFit | None:
-        direct = _direct(group, blocks)
-        if direct is not None and int(group["blocks_launched"].iloc[0]) >= blocks:
-            return direct
-        picks = [group[group["k"] == k] for k in (self.first_k, self.second_k)]
+    def _fit_one(self, group: pd.DataFrame, blocks: int, fill=_measured) -> SampleFit | None:
+        if int(group["blocks_launched"].iloc[0]) >= blocks:
+            return _direct(group, blocks, fill)
+        picks = [group[(group["k"] == k) & (group["blocks_launched"] < blocks)].head(1)
+                 for k in (self.first_k, self.second_k)]
         if any(not len(p) for p in picks):
-            return direct
+            return _direct(group, blocks, fill)
+        picks = [fill(p) for p in picks]
         (b1, t1), (b2, t2) = [(float(p["blocks_launched"].iloc[0]), float(p["time_median_s"].iloc[0]))
                               for p in picks]
         if b2 <= b1:
@@ -206,13 +231,14 @@ class Sampling(_SamplingBase):
     def _l2_state(self) -> str:
         return self.l2_state
 
-    def _fit_one(self, group: pd.DataFrame, blocks: int) -> SampleFit | None:
+    def _fit_one(self, group: pd.DataFrame, blocks: int, fill=_measured) -> SampleFit | None:
         partial = group[group["blocks_launched"] < blocks]
         if len(partial) < 2:
-            return _direct(group, blocks) or (self._line(partial, blocks) if len(partial) else None)
-        return self._walk(partial.reset_index(drop=True), blocks)
+            return _direct(group, blocks, fill) or (
+                self._line(fill(partial), blocks) if len(partial) else None)
+        return self._walk(partial.reset_index(drop=True), blocks, fill)
 
-    def _walk(self, points: pd.DataFrame, blocks: int) -> SampleFit:
+    def _walk(self, points: pd.DataFrame, blocks: int, fill=_measured) -> SampleFit:
         """Take the two smallest rungs of the ladder of samples, then jump: the largest
         rung that, with its partner at about half its blocks, the budget still pays for
         (costs as the current line predicts them; ``budget`` is a share of the predicted
@@ -230,13 +256,20 @@ class Sampling(_SamplingBase):
         if not self.first_wave and (points["k"] > 1).sum() >= 2:
             points = points[points["k"] > 1].reset_index(drop=True)
         x = points["blocks_launched"].to_numpy(float)
-        t = points["time_median_s"].to_numpy(float)
+        t = points["time_median_s"].to_numpy(float).copy()
+
+        def have(idx: list[int]) -> pd.DataFrame:  # the samples idx, timed
+            need = [i for i in idx if not np.isfinite(t[i])]
+            if need:
+                t[need] = fill(points.iloc[need])["time_median_s"].to_numpy(float)
+            return points.iloc[idx].assign(time_median_s=t[idx])
+
         taken = [0, 1]
-        fit = self._line(points.iloc[taken], blocks)
+        fit = self._line(have(taken), blocks)
         while (pair := self._jump(x, float(t[taken].sum()), taken, fit)) is not None:
             taken = sorted(set(taken) | set(pair))
-            fit = self._line(points.iloc[list(pair)], blocks)
-        spread = self._line(self._past_floor(points.iloc[taken]), blocks)
+            fit = self._line(have(list(pair)), blocks)
+        spread = self._line(self._past_floor(have(taken)), blocks)
         # the full grid holds every sampled block: it takes at least the longest sample
         seconds = max(fit.seconds, float(t[taken].max()))
         return replace(fit, seconds=seconds, sample_seconds=float(t[taken].sum()),
