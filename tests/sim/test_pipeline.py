@@ -402,3 +402,30 @@ def _raw_violations(program, start: int, order) -> list[tuple[int, int]]:
         for reg in written_registers(item.instr):
             last_write[item.frame.reg(reg)] = pc
     return wrong
+
+
+# -- constant loads ----------------------------------------------------------------------
+
+def test_divergent_constant_loads_are_replayed_per_address(machine):
+    from kerncast.emu import emulate_corpus
+    from kerncast.sim._pipeline import constant_replays
+
+    trace = emulate_corpus("dct8x8", "small").trace
+    table, _, _ = build_table(trace.program, machine)
+    replayed = constant_replays(table, trace)
+    acc = trace.memory
+    const = acc.space == SPACES.index("const")
+    changed = [p for p, (a, b) in enumerate(zip(table, replayed)) if a != b]
+    assert changed and set(changed) <= set(np.unique(acc.pc[const]).tolist())
+    for p in changed:
+        lanes = const & (acc.pc == p)
+        per_request = [len(np.unique(acc.address[lanes & (acc.request == r)]))
+                       for r in np.unique(acc.request[lanes])]
+        n = float(np.mean(per_request))
+        assert replayed[p].issue == pytest.approx(table[p].issue * n)
+        assert replayed[p].latency == pytest.approx(table[p].latency + n - 1)
+    # a uniform constant load, and a kernel without any, are left alone
+    assert all(replayed[p] == table[p] for p in range(len(table)) if p not in changed)
+    copy = emulate_corpus("copy_vector", "small").trace
+    plain, _, _ = build_table(copy.program, machine)
+    assert constant_replays(plain, copy) is plain

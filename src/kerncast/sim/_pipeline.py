@@ -30,7 +30,7 @@ extrapolated by that fraction; the result says so.
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -39,7 +39,8 @@ from kerncast.sim._machine import PIPES, Machine
 from kerncast.sim._memory import RequestCost, SMCaches
 from kerncast.trace import KINDS, SPACES
 
-__all__ = ["RoundResult", "build_table", "memory_keys", "sample_streams", "simulate_round"]
+__all__ = ["RoundResult", "build_table", "constant_replays", "memory_keys", "sample_streams",
+           "simulate_round"]
 
 _MEM_CLASSES = {
     InstrClass.LD_GLOBAL, InstrClass.ST_GLOBAL, InstrClass.LD_SHARED, InstrClass.ST_SHARED,
@@ -116,6 +117,36 @@ def _op(item, machine: Machine, ids: dict[str, int]) -> Op:
         return Op(K_ALU, PIPES.index(machine.pipe_of[key]), machine.issue[key] * slots, slots,
                   machine.latency[key] * (1 + 0.5 * (slots - 1)), srcs, dsts)
     return Op(K_ALU, PIPES.index("ctrl"), 1.0, 1, 2.0, srcs, dsts)
+
+
+def constant_replays(table: list[Op], trace) -> list[Op]:
+    """``table`` with its divergent constant loads replayed: the constant cache serves one
+    address at a time, so an ``ld.const`` whose lanes read N distinct addresses (N
+    averaged over the traced requests of its pc) holds its pipe N cycles and delivers
+    N - 1 cycles later than a load every lane shares (which ptxas folds into an operand).
+    dct8x8's row pass reads ``basis[(lane & 7) * 8 + k]``: 8 addresses a warp."""
+    acc = trace.memory
+    const = acc.space == _CONST
+    if not const.any():
+        return table
+    request, pc, address = acc.request[const], acc.pc[const], acc.address[const].astype(np.int64)
+    pairs = np.unique(np.stack([request, address]), axis=1)
+    requests, distinct = np.unique(pairs[0], return_counts=True)
+    pc_of = _first_pc(request, pc, requests)
+    sums = np.bincount(pc_of, weights=distinct, minlength=len(table))
+    counts = np.bincount(pc_of, minlength=len(table))
+    out = list(table)
+    for p in np.flatnonzero(counts).tolist():
+        n = float(sums[p] / counts[p])
+        if n > 1.0 and out[p].kind == K_ALU:
+            out[p] = replace(out[p], issue=out[p].issue * n, latency=out[p].latency + n - 1.0)
+    return out
+
+
+def _first_pc(request: np.ndarray, pc: np.ndarray, requests: np.ndarray) -> np.ndarray:
+    """The pc of each of ``requests`` (sorted ids), from the accesses' request and pc."""
+    ids, first = np.unique(request, return_index=True)
+    return pc[first[np.searchsorted(ids, requests)]].astype(np.int64)
 
 
 def build_table(program, machine: Machine) -> tuple[list[Op], int, dict[int, tuple[int, ...]]]:

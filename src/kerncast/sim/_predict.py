@@ -37,8 +37,8 @@ from kerncast.devices import Device, get_device, occupancy
 from kerncast.sim._inputs import data_dependent, emulation_args
 from kerncast.sim._machine import Machine, machine_for
 from kerncast.sim._memory import request_costs
-from kerncast.sim._pipeline import (DEFAULT_BUDGET, RoundResult, build_table, memory_keys,
-                                    sample_streams, simulate_round)
+from kerncast.sim._pipeline import (DEFAULT_BUDGET, RoundResult, build_table, constant_replays,
+                                    memory_keys, sample_streams, simulate_round)
 from kerncast.sim._sharing import probe_blocks, resident_shares, wave_sharing
 from kerncast.trace import KINDS, SPACES
 
@@ -265,6 +265,7 @@ def predict_launch(kernel: CorpusKernel, config: LaunchConfig, device: str | Dev
                               step_budget=_peek_steps(result, len(emulated), len(probes)),
                               stop_when_traced=True).trace)
     table, nregs, orders = _tables(trace.program, machine)
+    table = constant_replays(table, trace)
     wave = psat * n_sm
     sharing = wave_sharing(traces, config.grid, probes, emulated, wave=wave, total_blocks=blocks,
                            l2_bytes=dev.memory.l2_kib * 1024)
