@@ -272,3 +272,14 @@ def test_buffers_that_do_not_fit_the_device_are_bad_input():
                                  grid=(n // 16, n // 16))
     with pytest.raises(InputError, match="GiB"):
         predict_launch(kernel, config, H100)
+
+
+def test_progress_names_each_step_in_order():
+    steps: list[str] = []
+    k = get_kernel("histo_global")  # data-dependent: its inputs are generated
+    predict_launch(k, k.launch("small"), "h100", progress=steps.append)
+    assert [s.split()[0] for s in steps] == ["compiling", "generating", "emulating", "simulating"]
+    plain: list[str] = []
+    c = get_kernel("copy_vector")  # any values give its trace: no inputs to generate
+    predict_launch(c, c.launch("small"), "h100", progress=plain.append)
+    assert [s.split()[0] for s in plain] == ["compiling", "emulating", "simulating"]

@@ -61,9 +61,10 @@ def predict_cmd(
     """
     from kerncast.models import predict  # noqa: PLC0415
 
-    with console.status("predicting", spinner="dots") if not as_json else _null():
+    with console.status("predicting", spinner="dots") if not as_json else _null() as status:
         p = predict(kernel, device=device, size=size, tunables=_tunables(config), model=model,
-                    language=lang, sm_count=sm_count, backend=backend)
+                    language=lang, sm_count=sm_count, backend=backend,
+                    progress=getattr(status, "update", None))
     if as_json:
         print_json(p.to_dict())
         return

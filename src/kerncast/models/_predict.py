@@ -59,10 +59,15 @@ def _row(kernel: CorpusKernel, config: LaunchConfig, device_key: str, language: 
             "status": "ok"}
 
 
-def _static(kernel, config, device, language, sm_count) -> Prediction:
+def _ignore(step: str) -> None:
+    """No progress report."""
+
+
+def _static(kernel, config, device, language, sm_count, progress=None) -> Prediction:
     from kerncast.sim import predict_launch  # noqa: PLC0415
 
-    res = predict_launch(kernel, config, device, language=language, sm_count=sm_count)
+    res = predict_launch(kernel, config, device, language=language, sm_count=sm_count,
+                         progress=progress or _ignore)
     return Prediction(res.seconds, "static", breakdown=res.breakdown, bottleneck=res.bottleneck,
                       based_on=res.based_on)
 
@@ -126,7 +131,7 @@ def _live_svr(be, device, kernel, config, row: dict, samples: list[dict]) -> Pre
 def predict(kernel: str | CorpusKernel, *, device: str = "h100", size: str = "large",
             tunables: dict[str, int] | None = None, model: str = "static",
             language: str = "cuda", sm_count: int | None = None,
-            backend: str = "cupy") -> Prediction:
+            backend: str = "cupy", progress=None) -> Prediction:
     """Predict the time of one launch of a corpus kernel (or a kernel with a spec).
 
     Parameters
@@ -139,11 +144,13 @@ def predict(kernel: str | CorpusKernel, *, device: str = "h100", size: str = "la
         ``static`` (no GPU needed), or ``sampling`` / ``seed-linear`` in live mode
         (runs sampled launches on ``backend``: ``cupy`` or ``pocl``), or
         ``sampling-svr`` (sampled launches and Nsight Compute counters; ``cupy`` only).
+    progress
+        Told each step of a static prediction as it starts (a line of text).
     """
     k = resolve_kernel(kernel)
     config = k.launch(size, tunables)
     if model == "static":
-        return _static(k, config, device, language, sm_count)
+        return _static(k, config, device, language, sm_count, progress)
     if model == "sampling-svr" and backend != "cupy":
         raise InputError("sampling-svr needs Nsight Compute counters of an NVIDIA GPU "
                          "(--backend cupy); on a CPU device use --model sampling")

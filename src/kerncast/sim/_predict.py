@@ -23,6 +23,8 @@ device spec and the calibration.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import math
 import time
 from dataclasses import dataclass, field, replace
@@ -221,15 +223,23 @@ def _peek_steps(result, emulated: int, probes: int) -> int:
     return max(int(PEEK_SHARE * per_block * probes), 1)
 
 
+def _quiet(step: str) -> None:
+    """No progress report."""
+
+
 def predict_launch(kernel: CorpusKernel, config: LaunchConfig, device: str | Device, *,
                    language: str = "cuda", sm_count: int | None = None, seed: int = 0,
-                   machine: Machine | None = None) -> StaticResult:
-    """Predict the time of one corpus launch on ``device`` without running it."""
+                   machine: Machine | None = None,
+                   progress: Callable[[str], None] = _quiet) -> StaticResult:
+    """Predict the time of one corpus launch on ``device`` without running it;
+    ``progress`` is told each step as it starts (compiling, generating inputs,
+    emulating, simulating)."""
     from kerncast.emu import emulate  # noqa: PLC0415
 
     started = time.perf_counter()
     dev = get_device(device)
     machine = machine or machine_for(dev)
+    progress(f"compiling {kernel.name} for {dev.key}")
     tu, module = _compiled(str(kernel.source_path(language)), language, dev.key,
                            tuple(sorted(config.defines.items())))
     compiled = tu.kernel(kernel.entry)
@@ -249,7 +259,11 @@ def predict_launch(kernel: CorpusKernel, config: LaunchConfig, device: str | Dev
     stands, sources = _choose_blocks(blocks, per_sm, n_sm, dependent)
     probes = [b for b in probe_blocks(config.grid) if b < blocks]
     emulated = sorted(set(sources) | {0})
+    if dependent:
+        progress(f"generating the inputs of {kernel.name} at size {config.size} (its trace "
+                 "depends on their values)")
     args, inputs = emulation_args(kernel, config, program, seed)  # zeros: ours to write
+    progress(f"emulating {len(emulated)} of {blocks:,} blocks")
     values = [args[a.name] for a in kernel.spec.args]
     result = emulate(module, config, values, emulated, entry=compiled.entry,
                      registers=res.registers, memory_budget=MEMORY_BUDGET,
@@ -282,6 +296,7 @@ def predict_launch(kernel: CorpusKernel, config: LaunchConfig, device: str | Dev
         # the tail's warps are simulated as far into their streams as the full round's
         tail = _round_streams(trace, stands[:tail_per_sm], sources[:tail_per_sm], orders)
         needed |= tail.sample(table, max(DEFAULT_BUDGET * tail_per_sm // per_sm, 1))
+    progress(f"simulating one round of {per_sm} block{'s' * (per_sm != 1)} per SM")
     costs = request_costs(trace, sharing=sharing, wpb=trace.warps_per_block, only=needed)
     full = _simulate(rnd, trace, table, nregs, machine, dev, per_sm, shared, active, sharing,
                      costs)
