@@ -193,3 +193,25 @@ def test_live_grid_too_small_to_sample_is_measured_directly():
     assert got.seconds == pytest.approx(42e-6)
     assert got.based_on["method"].startswith("direct measurement")
     assert SeedLinear().explain_live(ladder, 500, lambda i, s: 42e-6).seconds == pytest.approx(42e-6)
+
+
+def test_live_fallback_measures_a_flagged_launch_whole():
+    wave = 8 * 132
+    # the first blocks hold the work (sssp_relax-like): the line predicts 3x the launch
+    times = {2: 5.1e-3, 3: 6.0e-3, 4: 6.05e-3, 0: 6.1e-3}
+    ladder = pd.DataFrame([{"k": k, "psat": 8, "sm_count": 132,
+                            "blocks_launched": (k or 16) * wave} for k in times])
+    calls = []
+
+    def measure(i, state):
+        calls.append(list(times)[i])
+        return list(times.values())[i]
+
+    got = Sampling(budget=0.0).explain_live(ladder, 16 * wave, measure)
+    assert calls == [2, 3, 0]
+    assert got.seconds == pytest.approx(6.1e-3)
+    assert got.based_on["method"].startswith("direct measurement of the whole launch")
+    assert got.based_on["sampled_prediction_s"] > 2 * got.seconds
+    calls.clear()
+    kept = Sampling(budget=0.0, fallback=False).explain_live(ladder, 16 * wave, measure)
+    assert calls == [2, 3] and "warning" in kept.based_on

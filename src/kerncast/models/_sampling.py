@@ -114,6 +114,8 @@ def fit_samples(x: np.ndarray, t: np.ndarray, blocks: float, psat: int, n_sm: in
 
 class _SamplingBase(Predictor):
     needs = frozenset({"sampled_runs", "spec"})
+    #: in live mode, measure the whole launch when the samples say they cannot be trusted
+    fallback = False
     columns = ("kernel", "language", "size", "config", "device", "sm_count", "blocks")
 
     def _fits(self, dataset: Dataset) -> list[SampleFit | None]:
@@ -142,7 +144,18 @@ class _SamplingBase(Predictor):
                 t if np.isfinite(t) else measure(int(r), state)
                 for r, t in zip(part["rung"], part["time_median_s"])])
 
-        return self._explain_one(self._fit_one(frame, blocks, fill))
+        fit = self._fit_one(frame, blocks, fill)
+        prediction = self._explain_one(fit)
+        full = frame[frame["blocks_launched"] >= blocks].head(1)
+        if not (self.fallback and "warning" in prediction.based_on
+                and len(full) and not fit.direct):
+            return prediction
+        # sampling says it may not be trusted: one run of the whole launch answers instead
+        seconds = measure(int(full["rung"].iloc[0]), state)
+        return Prediction(seconds, self.name, bottleneck="unknown", based_on={
+            "method": "direct measurement of the whole launch: " + prediction.based_on["warning"],
+            "sampled_prediction_s": fit.seconds, "points": fit.points,
+            "sample_seconds": fit.sample_seconds + seconds})
 
     def explain(self, dataset: Dataset) -> list[Prediction]:
         return [self._explain_one(f) for f in self._fits(dataset)]
@@ -213,7 +226,12 @@ class SeedLinear(_SamplingBase):
 
 @register
 class Sampling(_SamplingBase):
-    """kerncast's sampler: cold-L2 samples chosen by the work they cover, fitted together."""
+    """kerncast's sampler: cold-L2 samples chosen by the work they cover, fitted together.
+
+    In live mode (:meth:`explain_live`) with ``fallback``, a launch whose samples are
+    flagged (uneven waves, or work held by the first blocks) is measured whole instead,
+    and the prediction says so: on such kernels the samples already cost about as much
+    as the launch (sssp_relax on the H100: 11 ms of samples for a 6 ms launch)."""
 
     name = "sampling"
     description = ("Cold-L2 samples of whole waves beyond the launch-overhead regime, "
@@ -221,12 +239,14 @@ class Sampling(_SamplingBase):
     insight = "the time per wave, the fixed cost, the fit's uncertainty and whether waves are even"
 
     def __init__(self, *, l2_state: str = "cold", min_seconds: float = 20e-6,
-                 budget: float = 0.2, tail: bool = True, first_wave: bool = False):
+                 budget: float = 0.2, tail: bool = True, first_wave: bool = False,
+                 fallback: bool = True):
         self.l2_state = l2_state
         self.min_seconds = min_seconds
         self.budget = budget
         self.tail = tail
         self.first_wave = first_wave
+        self.fallback = fallback
 
     def _l2_state(self) -> str:
         return self.l2_state
