@@ -27,7 +27,8 @@ def test_microbenchmarks_compile_and_define_every_kernel(tmp_path):
     for suffix, _, _ in ARITH_OPS.values():
         assert f".entry lat_{suffix}(" in text and f".entry tput_{suffix}(" in text
     for name in ("chase_l1", "chase_l2", "chase_shared", "bw_read", "bw_l2", "bw_shared",
-                 "atomic_global", "atomic_shared", "barrier_loop", "empty_kernel", "spin"):
+                 "atomic_global", "atomic_random", "atomic_shared", "barrier_loop",
+                 "empty_kernel", "spin"):
         assert f".entry {name}(" in text
     # The chains must be exactly the PTX instruction named, not something optimised away.
     assert "fma.rn.f32" in text and "sin.approx.f32" in text and "ld.global.cg.u32" in text
@@ -84,3 +85,17 @@ def test_calibration_runs_on_a_gpu(tmp_path):
     cal = run_calibration(get_device("h100"), progress=lambda m: None)
     assert cal.instructions["fp32"].throughput_per_clk_sm > 0
     assert cal.memory["dram_latency_cycles"] > cal.memory["l2_hit_latency_cycles"]
+
+
+def test_only_names_the_part_it_can_measure_alone(capsys):
+    from kerncast.cli import main
+
+    assert main(["calibrate", "--device", "h100", "--only", "caches"]) == 2
+    assert "'atomics'" in capsys.readouterr().err
+
+
+def test_shipped_h100_atomic_curve_grows_with_the_addresses():
+    curve = load_calibration("h100-sxm").curves["atomic_global_per_s_vs_addresses"]
+    n, rate = np.array(curve).T
+    assert list(n) == sorted(n) and n[0] == 1
+    assert rate[-1] > 10 * rate[0]  # one word serialises; 65,536 spread over many units

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from kerncast import InputError
@@ -90,3 +92,15 @@ def test_another_devices_calibration_can_be_named():
 def test_unknown_device_is_bad_input():
     with pytest.raises(InputError, match="unknown device 'no-such-gpu'"):
         machine_for("no-such-gpu")
+
+
+def test_atomic_rate_over_interpolates_the_calibrated_curve():
+    m = machine_for("h100")
+    curve = m.calibration.curves["atomic_global_per_s_vs_addresses"]
+    rates = dict((int(n), r) for n, r in curve)
+    assert m.atomic_rate_over(256) == pytest.approx(rates[256])
+    between = m.atomic_rate_over(1024)  # log-log between 256 and 4096
+    assert min(rates[256], rates[4096]) < between < max(rates[256], rates[4096])
+    assert m.atomic_rate_over(int(curve[-1][0]) * 2) is None  # past the curve: no bound
+    bare = dataclasses.replace(m.calibration, curves={})
+    assert dataclasses.replace(m, calibration=bare).atomic_rate_over(256) is None

@@ -283,3 +283,40 @@ def test_progress_names_each_step_in_order():
     c = get_kernel("copy_vector")  # any values give its trace: no inputs to generate
     predict_launch(c, c.launch("small"), "h100", progress=plain.append)
     assert [s.split()[0] for s in plain] == ["compiling", "emulating", "simulating"]
+
+
+def test_addresses_drawn_recovers_a_histograms_bins():
+    import numpy as np
+
+    from kerncast.sim._predict import _addresses_drawn
+
+    rng = np.random.default_rng(1)
+    for bins in (4, 32, 256, 4096):
+        draws = rng.integers(0, bins, 3000)
+        assert _addresses_drawn(len(draws), len(np.unique(draws))) == pytest.approx(bins, rel=0.1)
+    assert _addresses_drawn(100, 100) is None  # every draw distinct: too many to tell
+
+
+def test_scattered_lanes_exclude_coalesced_and_single_word_requests():
+    import numpy as np
+
+    from kerncast.sim._predict import _scattered
+
+    request = np.repeat([0, 1, 2], 32)
+    address = np.concatenate([
+        4096 + 4 * np.arange(32),                   # one word per lane in one line
+        np.full(32, 8192),                          # one word for all: the per-address bound
+        4 * np.random.default_rng(0).integers(0, 256, 32)])  # a histogram's scattered lanes
+    got = _scattered(request, address)
+    assert not got[:64].any() and got[64:].all()
+
+
+def test_a_small_histogram_is_bound_by_the_atomic_units():
+    k = get_kernel("atomic_contention")
+    few = k.launch("medium", {"bx": 256, "nbins": 32})
+    many = k.launch("medium", {"bx": 256, "nbins": 65536})
+    m = machine_for("h100")
+    t_few = predict_launch(k, few, "h100").seconds
+    ops = few.blocks * 256  # one add per thread
+    assert t_few >= ops / m.atomic_rate_over(32)
+    assert t_few > 5 * predict_launch(k, many, "h100").seconds

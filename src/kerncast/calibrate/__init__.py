@@ -20,12 +20,13 @@ __all__ = [
     "granularity_from_curve",
     "load_calibration",
     "run_calibration",
+    "update_atomics",
 ]
 
 
 def __getattr__(name: str):
-    if name == "run_calibration":
-        from kerncast.calibrate._run import run_calibration  # noqa: PLC0415 (needs CuPy)
+    if name in ("run_calibration", "update_atomics"):
+        from kerncast.calibrate import _run  # noqa: PLC0415 (needs CuPy)
 
-        return run_calibration
+        return getattr(_run, name)
     raise AttributeError(name)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import platform
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -251,6 +252,29 @@ def _atomics(b: _Bench, progress) -> dict[str, float]:
     return out
 
 
+#: distinct addresses of the random-atomics curve (words of one 4 KiB-aligned region)
+ATOMIC_ADDRESSES = (1, 4, 32, 256, 4096, 65536)
+
+
+def _atomic_curve(b: _Bench, progress) -> dict[str, list[list[float]]]:
+    """Global atomic adds per second when every thread hits random words among N:
+    the L2 serialises the operations on one address and those its atomic units share."""
+    cp = b.cp
+    threads, block, iters = b.sms * 8 * 256, 256, 64
+    words = max(ATOMIC_ADDRESSES)
+    raw = cp.zeros(words + 1024, dtype=cp.uint32)
+    skip = (-raw.data.ptr % 4096) // 4  # start the bins on a 4 KiB boundary
+    bins = raw[skip:skip + words]
+    curve = []
+    for n in ATOMIC_ADDRESSES:
+        t = b.timed(lambda n=n: b.fn("atomic_random")((threads // block,), (block,),
+                                                      (bins, np.uint32(n - 1), np.int32(iters))))
+        curve.append([float(n), round(threads * iters / t, 0)])
+    progress("atomics over N random addresses: " + ", ".join(f"{int(n)}: {r:.3g}/s"
+                                                               for n, r in curve))
+    return {"atomic_global_per_s_vs_addresses": curve}
+
+
 def _barriers(b: _Bench, progress) -> dict[str, float]:
     cp = b.cp
     sink = cp.zeros(1, dtype=cp.float32)
@@ -287,6 +311,18 @@ def _provenance(b: _Bench) -> dict:
     }
 
 
+def update_atomics(calibration: Calibration, device: Device,
+                   progress: Callable[[str], None] = print) -> Calibration:
+    """``calibration`` with its atomics (rates, latency and the random-address curve)
+    measured again on GPU 0, the rest kept; the provenance records the update."""
+    bench = _Bench(device)
+    curves = {**calibration.curves, **_atomic_curve(bench, progress)}
+    memory = {**calibration.memory, **_atomics(bench, progress)}
+    provenance = {**calibration.provenance,
+                  "atomics_updated": {**_provenance(bench), "part": "atomics"}}
+    return replace(calibration, memory=memory, curves=curves, provenance=provenance)
+
+
 def run_calibration(device: Device, progress: Callable[[str], None] = print) -> Calibration:
     """Measure every figure of a :class:`Calibration` on GPU 0 (which should be ``device``)."""
     bench = _Bench(device)
@@ -294,6 +330,7 @@ def run_calibration(device: Device, progress: Callable[[str], None] = print) -> 
     memory, curves = _latencies(bench, progress)
     memory.update(_bandwidths(bench, progress))
     memory.update(_atomics(bench, progress))
+    curves.update(_atomic_curve(bench, progress))
     sync = _barriers(bench, progress)
     launch = _launch(bench, progress)
     return Calibration(device=device.key, provenance=_provenance(bench),

@@ -187,6 +187,19 @@ extern "C" __global__ void atomic_global(unsigned* addr, int slots, int iters) {
   for (int i = 0; i < iters; i++) atomicAdd(addr + slot, 1u);
 }
 
+// Each thread adds ITERS times to bins[h & mask], h a xorshift hash of the thread and the
+// iteration: addresses drawn at random among mask + 1 consecutive words, as a histogram
+// of noisy data hits its bins. The result is unused (a reduction, as such histograms are).
+extern "C" __global__ void atomic_random(unsigned* bins, unsigned mask, int iters) {
+  unsigned h = (blockIdx.x * blockDim.x + threadIdx.x) * 2654435761u + 12345u;
+  for (int i = 0; i < iters; i++) {
+    h ^= h << 13;
+    h ^= h >> 17;
+    h ^= h << 5;
+    atomicAdd(bins + (h & mask), 1u);
+  }
+}
+
 extern "C" __global__ void atomic_shared(unsigned* out, int slots, int iters) {
   __shared__ unsigned s[1024];
   for (int i = threadIdx.x; i < 1024; i += blockDim.x) s[i] = 0;

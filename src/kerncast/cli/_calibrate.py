@@ -7,7 +7,8 @@ from typing import Annotated
 
 import typer
 
-from kerncast.calibrate import CALIBRATION_DIR, run_calibration
+from kerncast._errors import InputError
+from kerncast.calibrate import CALIBRATION_DIR, load_calibration, run_calibration, update_atomics
 from kerncast.cli._app import app
 from kerncast.cli._output import console, err_console, print_json
 from kerncast.devices import get_device
@@ -18,6 +19,9 @@ def calibrate_cmd(
     device: Annotated[str, typer.Option("--device", "-d", help="Spec of the GPU being measured.")],
     out: Annotated[Path | None, typer.Option(help="Calibration file to write.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the calibration as JSON.")] = False,
+    only: Annotated[str | None, typer.Option(
+        help="Measure one part again and keep the rest of the device's calibration: "
+             "'atomics'.")] = None,
 ) -> None:
     """Run the calibration micro-benchmarks on GPU 0 (needs CuPy and an NVIDIA GPU).
 
@@ -29,16 +33,30 @@ def calibrate_cmd(
     """
     spec = get_device(device)
     log = (lambda msg: None) if as_json else (lambda msg: err_console.print(f"  {msg}"))
-    result = run_calibration(spec, progress=log)
+    target = out or CALIBRATION_DIR / f"{spec.key}.json"
+    if only is not None:
+        result = _update(only, spec, target, log)
+    else:
+        result = run_calibration(spec, progress=log)
     reported = result.provenance["device_name"]
     if not _known(reported) or get_device(reported).key != spec.key:
         err_console.print(f"warning: GPU 0 reports itself as {reported!r}, not {spec.name}")
-    target = out or CALIBRATION_DIR / f"{spec.key}.json"
     result.save(target)
     if as_json:
         print_json(result.to_dict())
     else:
         console.print(f"calibration of {spec.key} written to {target}")
+
+
+def _update(part: str, spec, target: Path, log):
+    """The calibration at ``target`` (else the shipped one) with ``part`` measured again."""
+    if part != "atomics":
+        raise InputError(f"--only {part!r}: the part that can be measured alone is 'atomics'")
+    source = target if target.exists() else CALIBRATION_DIR / f"{spec.key}.json"
+    if not source.exists():
+        raise InputError(f"no calibration of {spec.key} to update at {source}; run "
+                         f"'kerncast calibrate --device {spec.key}' without --only first")
+    return update_atomics(load_calibration(source), spec, progress=log)
 
 
 def _known(name: str) -> bool:

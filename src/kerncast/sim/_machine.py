@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from kerncast._errors import InputError
 from kerncast.calibrate import CALIBRATION_DIR, Calibration, load_calibration
 from kerncast.devices import Device, get_device, list_devices
@@ -154,6 +156,16 @@ class Machine:
         """(contended, uncontended) global atomics per second, whole GPU."""
         return (self.mem("atomic_global_contended_per_s", 1.3e9),
                 self.mem("atomic_global_uncontended_per_s", 5e11))
+
+    def atomic_rate_over(self, addresses: int) -> float | None:
+        """Global atomics per second, whole GPU, when they hit random words among
+        ``addresses`` (interpolated in log-log on the calibrated curve), or None where
+        the calibration has no curve or ``addresses`` lies past its last point."""
+        curve = self.calibration.curves.get("atomic_global_per_s_vs_addresses")
+        if not curve or addresses > curve[-1][0]:
+            return None
+        n, rate = np.log(np.asarray(curve, float)).T
+        return float(np.exp(np.interp(np.log(max(addresses, 1)), n, rate)))
 
 
 def _timings(cal: Calibration, schedulers: int, warp: int) -> tuple[dict, dict, dict]:
