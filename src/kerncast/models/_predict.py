@@ -59,15 +59,11 @@ def _row(kernel: CorpusKernel, config: LaunchConfig, device_key: str, language: 
             "status": "ok"}
 
 
-def _ignore(step: str) -> None:
-    """No progress report."""
-
-
 def _static(kernel, config, device, language, sm_count, progress=None) -> Prediction:
     from kerncast.sim import predict_launch  # noqa: PLC0415
 
     res = predict_launch(kernel, config, device, language=language, sm_count=sm_count,
-                         progress=progress or _ignore)
+                         progress=progress)
     return Prediction(res.seconds, "static", breakdown=res.breakdown, bottleneck=res.bottleneck,
                       based_on=res.based_on)
 

@@ -130,9 +130,10 @@ def constant_replays(table: list[Op], trace) -> list[Op]:
     if not const.any():
         return table
     request, pc, address = acc.request[const], acc.pc[const], acc.address[const].astype(np.int64)
+    _, first = np.unique(request, return_index=True)
     pairs = np.unique(np.stack([request, address]), axis=1)
-    requests, distinct = np.unique(pairs[0], return_counts=True)
-    pc_of = _first_pc(request, pc, requests)
+    distinct = np.unique(pairs[0], return_counts=True)[1]  # per request, in the same order
+    pc_of = pc[first].astype(np.int64)
     sums = np.bincount(pc_of, weights=distinct, minlength=len(table))
     counts = np.bincount(pc_of, minlength=len(table))
     out = list(table)
@@ -141,12 +142,6 @@ def constant_replays(table: list[Op], trace) -> list[Op]:
         if n > 1.0 and out[p].kind == K_ALU:
             out[p] = replace(out[p], issue=out[p].issue * n, latency=out[p].latency + n - 1.0)
     return out
-
-
-def _first_pc(request: np.ndarray, pc: np.ndarray, requests: np.ndarray) -> np.ndarray:
-    """The pc of each of ``requests`` (sorted ids), from the accesses' request and pc."""
-    ids, first = np.unique(request, return_index=True)
-    return pc[first[np.searchsorted(ids, requests)]].astype(np.int64)
 
 
 def build_table(program, machine: Machine) -> tuple[list[Op], int, dict[int, tuple[int, ...]]]:

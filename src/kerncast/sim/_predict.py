@@ -23,10 +23,9 @@ device spec and the calibration.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
@@ -230,7 +229,7 @@ def _quiet(step: str) -> None:
 def predict_launch(kernel: CorpusKernel, config: LaunchConfig, device: str | Device, *,
                    language: str = "cuda", sm_count: int | None = None, seed: int = 0,
                    machine: Machine | None = None,
-                   progress: Callable[[str], None] = _quiet) -> StaticResult:
+                   progress: Callable[[str], None] | None = None) -> StaticResult:
     """Predict the time of one corpus launch on ``device`` without running it;
     ``progress`` is told each step as it starts (compiling, generating inputs,
     emulating, simulating)."""
@@ -239,6 +238,7 @@ def predict_launch(kernel: CorpusKernel, config: LaunchConfig, device: str | Dev
     started = time.perf_counter()
     dev = get_device(device)
     machine = machine or machine_for(dev)
+    progress = progress or _quiet
     progress(f"compiling {kernel.name} for {dev.key}")
     tu, module = _compiled(str(kernel.source_path(language)), language, dev.key,
                            tuple(sorted(config.defines.items())))
@@ -384,14 +384,13 @@ def _addresses_drawn(lanes: int, distinct: int) -> int | None:
     a histogram's bins); None when every draw was distinct (too many to tell)."""
     if distinct >= lanes or distinct == 0:
         return None
-    lo, hi = float(distinct), float(distinct) * 1e9
-    for _ in range(200):  # bisection on log N: seen(N) grows with N
-        mid = math.sqrt(lo * hi)
-        if mid * -math.expm1(-lanes / mid) < distinct:
-            lo = mid
-        else:
-            hi = mid
-    return int(round(hi))
+    from scipy.optimize import brentq  # noqa: PLC0415 (only for kernels with atomics)
+
+    def unseen(log_n: float) -> float:  # grows with N: below zero at N = distinct
+        n = math.exp(log_n)
+        return n * -math.expm1(-lanes / n) - distinct
+
+    return int(round(math.exp(brentq(unseen, math.log(distinct), math.log(distinct) + 30))))
 
 
 def _scattered(request: np.ndarray, address: np.ndarray) -> np.ndarray:
