@@ -33,6 +33,11 @@ from kerncast.measure._timing import TimingPolicy, should_stop, summarize
 
 __all__ = ["c_provenance", "measure_c"]
 
+#: Seconds of runs after which the C version is not repeated: a single-threaded run that
+#: long varies little, and three of them would outlast a campaign item (arith_fp32 takes
+#: about 200 s at size large).
+LONG_RUNS_S = 60.0
+
 _LINE = re.compile(r"kerncast-c: kernel=(\S+) roi_seconds=([0-9.eE+-]+) status=(\w+)")
 
 
@@ -76,7 +81,8 @@ def _run(program: Path, kernel: str, directory: str, timeout: float) -> tuple[fl
 
 def measure_c(kernel: CorpusKernel, config: LaunchConfig, *, seed: int = 0, reps: int = 3,
               timeout: float = 600.0) -> dict:
-    """One ``cpu`` row: the C version's ROI time over ``reps`` runs on one launch's data."""
+    """One ``cpu`` row: the C version's ROI time over ``reps`` runs on one launch's data
+    (fewer once the runs add up to :data:`LONG_RUNS_S`)."""
     monitor = CpuMonitor()
     static = c_provenance()
     row = launch_columns(kernel, config, "c", static["device"], 1)
@@ -92,6 +98,8 @@ def measure_c(kernel: CorpusKernel, config: LaunchConfig, *, seed: int = 0, reps
                 if status != "ok":
                     break
                 times.append(seconds)
+                if sum(times) >= LONG_RUNS_S:
+                    break
     except KerncastError as exc:
         status, error = "compile_failed", str(exc)
     if status == "ok":
