@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # One call of a measurement campaign on a lent GPU machine (see docs/MEASURING.md).
 #   tools/device_campaign.sh DEVICE DEADLINE_S -- ARGS...   (ARGS go to kerncast measure corpus)
+#   DEADLINE_S is when the campaign stops: it starts no item after DEADLINE_S less a reserve
+#   (5-30 s) and kills the one still running halfway through the reserve, so an item must
+#   fit inside DEADLINE_S.
 #   DATASET=NAME names the dataset directory when it differs from DEVICE (e.g. a PoCL CPU).
 # Installs the carried wheels, continues the dataset data/NAME in $OUT/NAME, runs the
 # campaign until DEADLINE_S, compacts the part files into one Parquet file per table and
