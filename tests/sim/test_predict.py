@@ -295,6 +295,8 @@ def test_addresses_drawn_recovers_a_histograms_bins():
         draws = rng.integers(0, bins, 3000)
         assert _addresses_drawn(len(draws), len(np.unique(draws))) == pytest.approx(bins, rel=0.1)
     assert _addresses_drawn(100, 100) is None  # every draw distinct: too many to tell
+    # far more draws than addresses: every one seen, N is what was seen
+    assert all(_addresses_drawn(40_000, d) == d for d in (1, 3, 7, 256))
 
 
 def test_scattered_lanes_exclude_coalesced_and_single_word_requests():

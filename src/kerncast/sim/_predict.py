@@ -390,7 +390,10 @@ def _addresses_drawn(lanes: int, distinct: int) -> int | None:
         n = math.exp(log_n)
         return n * -math.expm1(-lanes / n) - distinct
 
-    return int(round(math.exp(brentq(unseen, math.log(distinct), math.log(distinct) + 30))))
+    low = math.log(distinct)
+    if unseen(low) >= 0:  # so many draws that every address was seen (exp(log d) rounds up)
+        return distinct
+    return int(round(math.exp(brentq(unseen, low, low + 30))))
 
 
 def _scattered(request: np.ndarray, address: np.ndarray) -> np.ndarray:
