@@ -52,7 +52,7 @@ def _rows(device: str, kernels: list[str] | None, per_kernel: int | None,
 
 
 def _predict_group(args) -> list[dict]:
-    rows, calibration = args
+    rows, calibration, budget = args
     from kerncast.models._rows import corpus_launch
     from kerncast.sim import machine_for, predict_launch
 
@@ -65,7 +65,7 @@ def _predict_group(args) -> list[dict]:
                 machine = machine_for(row["device"], calibration)
             kernel, config = corpus_launch(row)
             res = predict_launch(kernel, config, row["device"], language=row["language"],
-                                 machine=machine)
+                                 machine=machine, budget=budget)
             out.append({**row, "predicted_s": res.seconds, "bottleneck": res.bottleneck,
                         "seconds": time.perf_counter() - started, "error": ""})
         except Exception as exc:  # noqa: BLE001 (a kernel the predictor fails on is a result)
@@ -78,7 +78,7 @@ def _predict_group(args) -> list[dict]:
 def _isolated(args) -> list[dict]:
     """One kernel's rows in a process of their own: a kernel that exhausts the memory
     fails alone (its rows say so), and no memory outlives it."""
-    rows, _ = args
+    rows = args[0]
     started = time.perf_counter()
     with ProcessPoolExecutor(max_workers=1) as pool:
         try:
@@ -122,10 +122,15 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
     ap.add_argument("--calibration", default=None)
     ap.add_argument("--out", default="")
+    ap.add_argument("--budget", type=int, default=0,
+                    help="instructions of a round the pipeline simulates (default: kerncast's)")
     args = ap.parse_args()
     rows = _rows(args.device, [k for k in args.kernels.split(",") if k], args.per_kernel,
                  [s for s in args.sizes.split(",") if s])
-    groups = [(g.to_dict("records"), args.calibration) for _, g in rows.groupby("kernel")]
+    from kerncast.sim._pipeline import DEFAULT_BUDGET
+
+    budget = args.budget or DEFAULT_BUDGET
+    groups = [(g.to_dict("records"), args.calibration, budget) for _, g in rows.groupby("kernel")]
     groups.sort(key=lambda g: -len(g[0]))
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         results = [r for part in pool.map(_isolated, groups) for r in part]

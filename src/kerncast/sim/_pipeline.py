@@ -83,6 +83,9 @@ class RoundResult:
     dram_bytes: float = 0.0
     l2_bytes: float = 0.0
     caches: dict[str, float] = field(default_factory=dict)
+    #: per simulated warp, its steady pace (cycles per instruction, between a quarter and
+    #: three quarters of its stream), where it issued enough to tell
+    pace: dict[int, float] = field(default_factory=dict)
 
 
 def _registers(item) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -606,7 +609,16 @@ def simulate_round(streams: list[tuple[np.ndarray, np.ndarray]], table: list[Op]
     return RoundResult(cycles=cycles, instructions=sum(len(p) for p, _ in streams), scale=scale,
                        busy=busy, barrier_wait=sim.barrier_wait * scale,
                        dram_bytes=sim.dram.bytes * scale, l2_bytes=sim.l2.bytes * scale,
-                       caches={k: v * scale for k, v in sim.caches.stats.items()})
+                       caches={k: v * scale for k, v in sim.caches.stats.items()},
+                       pace=_paces(sim))
+
+
+def _paces(sim: _Sim) -> dict[int, float]:
+    out = {}
+    for w, ((first, last), (t0, t1)) in enumerate(zip(sim.marks, sim.marked)):
+        if last > first and t1 > t0:
+            out[w] = (t1 - t0) / (last - first)
+    return out
 
 
 def _extrapolate(sim: _Sim, streams, cut, scale: float, cycles: float) -> float:

@@ -15,7 +15,10 @@
    L2 modelled in issue order). Long rounds are traced and simulated over a prefix of
    every warp and extrapolated;
 4. scale to the grid: ``full waves x round time + tail-wave time``, bounded below by
-   the block scheduler's dispatch rate, plus the fixed launch cost.
+   the block scheduler's dispatch rate, by the L2's atomic units and by the grid's
+   longest data-dependent loop (:mod:`kerncast.sim._straggler`: a thread that walks
+   the longest row of a CSR matrix, which the emulated blocks rarely hold), plus the
+   fixed launch cost.
 
 Nothing here reads a measurement of the kernel: the only hardware inputs are the
 device spec and the calibration.
@@ -41,6 +44,7 @@ from kerncast.sim._memory import request_costs
 from kerncast.sim._pipeline import (DEFAULT_BUDGET, RoundResult, build_table, constant_replays,
                                     memory_keys, sample_streams, simulate_round)
 from kerncast.sim._sharing import probe_blocks, resident_shares, wave_sharing
+from kerncast.sim._straggler import LoopBound, loop_trip_bound
 from kerncast.trace import KINDS, SPACES
 
 __all__ = ["StaticResult", "predict_launch"]
@@ -229,10 +233,12 @@ def _quiet(step: str) -> None:
 def predict_launch(kernel: CorpusKernel, config: LaunchConfig, device: str | Device, *,
                    language: str = "cuda", sm_count: int | None = None, seed: int = 0,
                    machine: Machine | None = None,
-                   progress: Callable[[str], None] | None = None) -> StaticResult:
+                   progress: Callable[[str], None] | None = None,
+                   budget: int = DEFAULT_BUDGET) -> StaticResult:
     """Predict the time of one corpus launch on ``device`` without running it;
     ``progress`` is told each step as it starts (compiling, generating inputs,
-    emulating, simulating)."""
+    emulating, simulating); ``budget`` is how many instructions of one SM's round the
+    pipeline simulates (longer streams are sampled in windows)."""
     from kerncast.emu import emulate  # noqa: PLC0415
 
     started = time.perf_counter()
@@ -290,12 +296,12 @@ def predict_launch(kernel: CorpusKernel, config: LaunchConfig, device: str | Dev
         l2_bytes=dev.memory.l2_kib * 1024))
     waves, rest = divmod(blocks, wave) if per_sm == psat else (0, blocks)
     tail_per_sm = math.ceil(rest / n_sm)
-    needed = rnd.sample(table, DEFAULT_BUDGET)
+    needed = rnd.sample(table, budget)
     tail = None
     if rest and tail_per_sm < per_sm:
         # the tail's warps are simulated as far into their streams as the full round's
         tail = _round_streams(trace, stands[:tail_per_sm], sources[:tail_per_sm], orders)
-        needed |= tail.sample(table, max(DEFAULT_BUDGET * tail_per_sm // per_sm, 1))
+        needed |= tail.sample(table, max(budget * tail_per_sm // per_sm, 1))
     progress(f"simulating one round of {per_sm} block{'s' * (per_sm != 1)} per SM")
     costs = request_costs(trace, sharing=sharing, wpb=trace.warps_per_block, only=needed)
     full = _simulate(rnd, trace, table, nregs, machine, dev, per_sm, shared, active, sharing,
@@ -309,7 +315,9 @@ def predict_launch(kernel: CorpusKernel, config: LaunchConfig, device: str | Dev
     dispatch = machine.dispatch_seconds(blocks)
     fixed = machine.launch_fixed_seconds()
     atomics = _atomic_seconds(trace, machine, blocks, sorted(set(sources)), rnd)
-    execute = max(execute, atomics)
+    loop = loop_trip_bound(trace, list(result._regions.values())) if dependent else None
+    straggler = _straggler_seconds(loop, rnd, full, machine)
+    execute = max(execute, atomics, straggler)
     seconds = fixed + max(execute, dispatch)
     return _result(seconds, cycles, full, machine, fixed + max(dispatch - execute, 0.0), {
         "device": dev.key, "calibration": machine.calibration.device,
@@ -322,10 +330,31 @@ def predict_launch(kernel: CorpusKernel, config: LaunchConfig, device: str | Dev
         "l2_sharing": {"affine_instances": sharing.affine, "instances": sharing.instances,
                        "wave_footprint_bytes": sharing.wave_footprint_bytes,
                        "scope": sharing.scope},
+        "straggler": None if loop is None else {
+            "seconds": straggler, "trips": loop.trips, "traced_trips": loop.traced_trips,
+            "offsets": loop.buffer, "stride": loop.stride},
         "dram_bytes_per_round": full.dram_bytes, "l2_bytes_per_round": full.l2_bytes,
         "caches_per_round": full.caches, "busy_per_round": full.busy,
         "seconds_to_predict": time.perf_counter() - started,
     })
+
+
+def _straggler_seconds(loop: LoopBound | None, rnd, full: RoundResult,
+                       machine: Machine) -> float:
+    """The time of the grid's longest data-dependent loop (see
+    :mod:`kerncast.sim._straggler`): its iterations, each as many instructions as the
+    traced warp that ran it most issued per iteration, at that warp's pace in the
+    simulated round."""
+    if loop is None:
+        return 0.0
+    for w, warp in enumerate(rnd.source):
+        if warp == loop.warp and w in full.pace:
+            at = np.flatnonzero(np.asarray(rnd.streams[w][0]) == loop.pc)
+            if len(at) < 2:
+                return 0.0
+            per_iteration = (at[-1] - at[0]) / (len(at) - 1)
+            return loop.trips * per_iteration * full.pace[w] / machine.clock_hz
+    return 0.0
 
 
 def _check_fits(kernel: CorpusKernel, config: LaunchConfig, dev: Device) -> None:
