@@ -110,7 +110,7 @@ def test_sampling_never_predicts_less_than_its_longest_sample():
     wave = 4 * 132
     # time falls with more blocks (noise or front-loaded work): the line would go below
     pts = [(k, k * wave, t, "cold") for k, t in ((1, 50e-6), (2, 60e-6), (3, 55e-6), (4, 52e-6))]
-    data = _dataset(pts, blocks=5 * wave)
+    data = _dataset(pts, blocks=10 * wave)
     model = Sampling(budget=10.0).fit(data)
     info = model.explain(data)[0].based_on
     assert model.predict(data)[0] >= 60e-6
@@ -130,6 +130,15 @@ def test_sampling_leaves_out_the_lone_first_wave():
     kept = Sampling(budget=0.0, first_wave=True).fit(data).predict(data)[0]
     assert skipped == pytest.approx(truth, rel=0.01)
     assert abs(kept - truth) > 0.03 * truth
+
+
+def test_sampling_keeps_the_first_wave_on_a_short_grid():
+    wave = 8 * 132
+    times = {1: 320e-6, 2: 450e-6, 3: 650e-6}
+    pts = [(k, k * wave, t, "cold") for k, t in times.items()]
+    data = _dataset(pts, blocks=4 * wave)  # waves 2 and 3 would cost more than half the grid
+    info = Sampling(budget=0.0).fit(data).explain(data)[0].based_on
+    assert info["sample_seconds"] == pytest.approx(320e-6 + 450e-6)
 
 
 def test_sampling_follows_the_latest_samples_where_work_thins_out():

@@ -38,6 +38,9 @@ JOIN = ["kernel", "language", "size", "config", "device", "sm_count"]
 #: floor could explain, says the first blocks hold most of the work (sssp_relax on the
 #: H100: 3.1 ms of a 6.1 ms sample at three waves, and the full grid takes 6.0 ms).
 FRONT_SHARE, FRONT_FLOOR_S = 0.5, 50e-6
+#: The ladder starts at its second rung only where that rung and the next together
+#: launch at most this share of the grid's blocks.
+SHORT_GRID_SHARE = 0.5
 
 
 def sample_groups(dataset: Dataset, l2_state: str) -> dict[tuple, pd.DataFrame]:
@@ -272,9 +275,14 @@ class Sampling(_SamplingBase):
         alone for fetching the data every block shares (a cold L2) and drains alone, so
         the step from one wave to two understates the time per wave (matmul_naive on
         the H100: 123 ns per block from one wave to two, 197 from two to three, 175-196
-        further up)."""
-        if not self.first_wave and (points["k"] > 1).sum() >= 2:
-            points = points[points["k"] > 1].reset_index(drop=True)
+        further up). On a grid so short that the second and third rungs would cost more
+        than half of it (under ten waves), the ladder keeps its first rung: two rungs
+        that cost three waves instead of five, for the same line (arith_fp32 on the
+        H100, 3.9 waves: 0.1% from one wave to two)."""
+        later = points[points["k"] > 1]
+        if not self.first_wave and len(later) >= 2 and \
+                later["blocks_launched"].iloc[:2].sum() <= SHORT_GRID_SHARE * blocks:
+            points = later.reset_index(drop=True)
         x = points["blocks_launched"].to_numpy(float)
         t = points["time_median_s"].to_numpy(float).copy()
 
