@@ -78,3 +78,14 @@ def test_sweep_ranks_every_configuration(capsys):
     seconds = [r["seconds"] for r in rows]
     assert seconds == sorted(seconds) and seconds[0] > 0
     assert all(r["bottleneck"] in BREAKDOWN_KEYS and r["error"] == "" for r in rows)
+
+
+def test_a_straggler_that_sets_the_time_gets_a_note():
+    from kerncast.cli._predict import _straggler_note
+
+    loop = {"seconds": 3.5e-3, "trips": 4096, "traced_trips": 55, "offsets": "row_ptr",
+            "stride": 4}
+    note = _straggler_note(3.7e-3, loop)
+    assert note is not None and "4,096 iterations" in note and "row_ptr" in note
+    assert _straggler_note(20e-3, loop) is None  # a small part of the time: no note
+    assert _straggler_note(3.7e-3, None) is None

@@ -82,8 +82,19 @@ def predict_cmd(
     if p.based_on.get("adapted_from"):
         console.print(f"note: {p.based_on['device']} has no calibration of its own; the "
                       f"calibration of {p.based_on['adapted_from']} was adapted to its spec")
+    if note := _straggler_note(p.seconds, p.based_on.get("straggler")):
+        console.print(note)
     if p.based_on.get("warning"):
         err_console.print(f"warning: {p.based_on['warning']}")
+
+
+def _straggler_note(seconds: float, straggler: dict | None) -> str | None:
+    """A note where one thread's data-dependent loop sets most of the predicted time."""
+    if not straggler or straggler["seconds"] < 0.5 * seconds:
+        return None
+    return (f"note: one thread's loop runs {straggler['trips']:,} iterations (the longest range "
+            f"in {straggler['offsets']}; the emulated blocks ran at most "
+            f"{straggler['traced_trips']:,}) and takes {_fmt(straggler['seconds'])} alone")
 
 
 class _null:

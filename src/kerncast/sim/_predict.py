@@ -331,7 +331,7 @@ def predict_launch(kernel: CorpusKernel, config: LaunchConfig, device: str | Dev
                        "wave_footprint_bytes": sharing.wave_footprint_bytes,
                        "scope": sharing.scope},
         "straggler": None if loop is None else {
-            "seconds": straggler, "trips": loop.trips, "traced_trips": loop.traced_trips,
+            "seconds": float(straggler), "trips": loop.trips, "traced_trips": loop.traced_trips,
             "offsets": loop.buffer, "stride": loop.stride},
         "dram_bytes_per_round": full.dram_bytes, "l2_bytes_per_round": full.l2_bytes,
         "caches_per_round": full.caches, "busy_per_round": full.busy,

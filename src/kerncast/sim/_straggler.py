@@ -91,10 +91,10 @@ def _fit(keys, counts, first, address, a, b, looped, regions) -> LoopBound | Non
     lanes = keys[1][at_a]
     start = address[first[at_a]]
     region = _region_of(int(start[0]), regions)
-    if region is None or region.array().dtype.itemsize != 4 or \
-            region.array().dtype.kind not in "iu":
+    offsets = None if region is None else region.array()
+    if offsets is None or offsets.dtype.itemsize != 4 or offsets.dtype.kind not in "iu":
         return None
-    words = region.array().reshape(-1).astype(np.int64)
+    words = offsets.reshape(-1).astype(np.int64)
     index = (start - region.base) // 4
     if index.max() + 1 >= len(words) or np.any((start - region.base) % 4):
         return None
