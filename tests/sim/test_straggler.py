@@ -10,6 +10,7 @@ from kerncast.trace import KINDS, SPACES
 from kerncast.trace._trace import MemoryAccesses
 
 BASE = 0x1000
+TPB = 32  # threads per block
 
 
 class _Region:
@@ -54,7 +55,8 @@ def test_the_longest_range_in_the_offsets_bounds_the_loop(stride):
     lengths = rng.integers(4, 40, 200)
     lengths[150] = 4000  # a hub no traced lane reads
     offsets = _offsets(lengths)
-    bound = loop_trip_bound(_csr_trace(offsets, 24, stride), [_Region("row_ptr", BASE, offsets)])
+    bound = loop_trip_bound(_csr_trace(offsets, 24, stride), [_Region("row_ptr", BASE, offsets)],
+                            TPB)
     assert bound is not None
     assert (bound.pc, bound.buffer, bound.stride) == (20, "row_ptr", stride)
     assert bound.trips == int(np.ceil(4000 / stride))
@@ -67,9 +69,31 @@ def test_no_bound_when_the_offsets_do_not_explain_the_trips():
     lengths[150] = 4000
     offsets = _offsets(lengths)
     trace = _csr_trace(offsets, 24, scale=3)  # three times the range: not this loop's bound
-    assert loop_trip_bound(trace, [_Region("row_ptr", BASE, offsets)]) is None
+    assert loop_trip_bound(trace, [_Region("row_ptr", BASE, offsets)], TPB) is None
 
 
-def test_no_bound_when_the_traced_lanes_hold_the_longest_range():
+def test_even_ranges_give_the_traced_trips_and_no_rare_warp():
     offsets = _offsets(np.full(200, 10))
-    assert loop_trip_bound(_csr_trace(offsets, 24), [_Region("row_ptr", BASE, offsets)]) is None
+    bound = loop_trip_bound(_csr_trace(offsets, 24), [_Region("row_ptr", BASE, offsets)], TPB)
+    assert bound.trips == bound.traced_trips == 10 and not bound.rare
+
+
+def test_a_traced_warp_holding_a_range_few_blocks_reach_is_rare():
+    rng = np.random.default_rng(2)
+    lengths = rng.integers(4, 40, 5000)
+    lengths[40] = 4000  # lane 40 (warp 1) walks the one hub among 5000 rows
+    offsets = _offsets(lengths)
+    bound = loop_trip_bound(_csr_trace(offsets, 64), [_Region("row_ptr", BASE, offsets)], TPB)
+    assert bound.rare == {1} and bound.trips == bound.traced_trips == 4000
+    # with blocks of 4096 threads one block in 1.2 holds such a row: not rare
+    wide = loop_trip_bound(_csr_trace(offsets, 64), [_Region("row_ptr", BASE, offsets)], 4096)
+    assert not wide.rare
+
+
+def test_blocks_holding_a_rare_warp_take_another_blocks_stream():
+    from kerncast.sim._predict import _common_sources
+
+    # blocks of 2 warps; warp 5 (block 2) is rare
+    assert _common_sources([0, 2, 4, 6], frozenset({5}), 2) == [0, 4, 4, 6]
+    assert _common_sources([2, 2], frozenset({5}), 2) == [2, 2]  # nothing else to take
+    assert _common_sources([0, 2], frozenset(), 2) == [0, 2]

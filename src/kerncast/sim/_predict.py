@@ -284,6 +284,10 @@ def predict_launch(kernel: CorpusKernel, config: LaunchConfig, device: str | Dev
                               memory_budget=MEMORY_BUDGET // 2 * len(probes),
                               step_budget=_peek_steps(result, len(emulated), len(probes)),
                               stop_when_traced=True).trace)
+    loop = loop_trip_bound(trace, list(result._regions.values()),
+                           config.threads_per_block) if dependent else None
+    if loop is not None:
+        sources = _common_sources(sources, loop.rare, trace.warps_per_block)
     table, nregs, orders = _tables(trace.program, machine)
     table = constant_replays(table, trace)
     wave = psat * n_sm
@@ -315,7 +319,6 @@ def predict_launch(kernel: CorpusKernel, config: LaunchConfig, device: str | Dev
     dispatch = machine.dispatch_seconds(blocks)
     fixed = machine.launch_fixed_seconds()
     atomics = _atomic_seconds(trace, machine, blocks, sorted(set(sources)), rnd)
-    loop = loop_trip_bound(trace, list(result._regions.values())) if dependent else None
     straggler = _straggler_seconds(loop, rnd, full, machine)
     execute = max(execute, atomics, straggler)
     seconds = fixed + max(execute, dispatch)
@@ -343,18 +346,27 @@ def _straggler_seconds(loop: LoopBound | None, rnd, full: RoundResult,
                        machine: Machine) -> float:
     """The time of the grid's longest data-dependent loop (see
     :mod:`kerncast.sim._straggler`): its iterations, each as many instructions as the
-    traced warp that ran it most issued per iteration, at that warp's pace in the
+    round's warp that ran it most issued per iteration, at that warp's pace in the
     simulated round."""
     if loop is None:
         return 0.0
-    for w, warp in enumerate(rnd.source):
-        if warp == loop.warp and w in full.pace:
-            at = np.flatnonzero(np.asarray(rnd.streams[w][0]) == loop.pc)
-            if len(at) < 2:
-                return 0.0
-            per_iteration = (at[-1] - at[0]) / (len(at) - 1)
-            return loop.trips * per_iteration * full.pace[w] / machine.clock_hz
-    return 0.0
+    at, w = max(((np.flatnonzero(np.asarray(rnd.streams[w][0]) == loop.pc), w)
+                 for w in full.pace), key=lambda item: len(item[0]), default=((), -1))
+    if len(at) < 2:
+        return 0.0
+    per_iteration = (at[-1] - at[0]) / (len(at) - 1)
+    return loop.trips * per_iteration * full.pace[w] / machine.clock_hz
+
+
+def _common_sources(sources: list[int], rare: frozenset, wpb: int) -> list[int]:
+    """The traced blocks the round's blocks take their streams from, a block holding
+    a rare warp (see :mod:`kerncast.sim._straggler`) swapped for the others in turn;
+    unchanged when every traced block holds one."""
+    heavy = {w // wpb for w in rare}
+    common = [b for b in dict.fromkeys(sources) if b not in heavy]
+    if not heavy or not common:
+        return sources
+    return [b if b not in heavy else common[i % len(common)] for i, b in enumerate(sources)]
 
 
 def _check_fits(kernel: CorpusKernel, config: LaunchConfig, dev: Device) -> None:

@@ -13,12 +13,19 @@ their difference says (divided by a stride when lanes share a row). Where every
 traced lane fits, the longest range in the whole buffer is the longest trip any
 thread of the grid can make; the thread's time is that many iterations at the pace
 its warp kept in the simulated round.
+
+The same ranges tell when an emulated block is the rare one: a warp whose longest
+trip so few ranges of the buffer reach that fewer than one block in ten holds one
+(bfs_queue_expand at size large on the H100, 512 threads a block: an emulated block
+walks a hub of 4,096 edges). Repeated in every round, it would charge its walk to
+every wave; the round takes another emulated block's stream instead, and the
+straggler bound charges the walk once.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -28,7 +35,7 @@ __all__ = ["LoopBound", "loop_trip_bound"]
 
 MIN_LANES = 16     # traced lanes that must run the loop for the pattern to be trusted
 FIT_SHARE = 0.9    # share of those lanes whose trip count the offsets must explain
-MIN_GAIN = 4.0     # the grid's longest trip must exceed the traced lanes' by this factor
+RARE = 0.1         # a warp is rare when fewer blocks than this share hold a trip as long
 
 
 @dataclass(frozen=True)
@@ -40,14 +47,15 @@ class LoopBound:
     stride: int        # entries a lane steps over per iteration
     trips: int         # the most iterations any thread of the grid runs
     traced_trips: int  # the most any traced lane ran
-    warp: int          # the traced warp whose lane ran the most iterations
     lanes: int         # traced lanes that fit the pattern
+    rare: frozenset = frozenset()  # traced warps whose longest trip few blocks reach
 
 
-def loop_trip_bound(trace, regions) -> LoopBound | None:
+def loop_trip_bound(trace, regions, threads_per_block: int) -> LoopBound | None:
     """The loop of ``trace`` whose trip counts the offsets in one of ``regions`` (the
-    launch's global buffers) explain, with its longest trip over the whole buffer, or
-    None when no loop fits or the traced lanes already hold the longest trips."""
+    launch's global buffers) explain, with its longest trip over the whole buffer and
+    the traced warps that are rare among blocks of ``threads_per_block``, or None
+    when no loop fits."""
     acc = trace.memory
     load = ((acc.kind == KINDS.index("load")) & (acc.space == SPACES.index("global"))
             & (acc.width == 4))
@@ -59,12 +67,15 @@ def loop_trip_bound(trace, regions) -> LoopBound | None:
                                     return_counts=True)
     once = _once_pcs(keys, counts)
     looped = np.unique(keys[0][counts > 1])
-    best = None
-    for a, b in _neighbour_pairs(keys, first, address, once):
-        found = _fit(keys, counts, first, address, a, b, looped, regions)
-        if found is not None and (best is None or found.trips > best.trips):
-            best = found
-    return best
+    found = [bound for a, b in _neighbour_pairs(keys, first, address, once)
+             for bound in _fits(keys, counts, first, address, (a, b), looped, regions,
+                                threads_per_block)]
+    if not found:
+        return None
+    # a loop unrolled around another (several threads' rows a thread) fits once per copy:
+    # the longest sets the bound, a warp rare in any of them is rare
+    best = max(found, key=lambda bound: bound.trips)
+    return replace(best, rare=frozenset().union(*(bound.rare for bound in found)))
 
 
 def _once_pcs(keys: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -86,20 +97,23 @@ def _neighbour_pairs(keys, first, address, once):
                 yield a, b
 
 
-def _fit(keys, counts, first, address, a, b, looped, regions) -> LoopBound | None:
-    at_a = keys[0] == a
+def _fits(keys, counts, first, address, pair, looped, regions, threads_per_block: int
+          ) -> list[LoopBound]:
+    """The loops whose trip counts the neighbouring loads ``pair`` explain."""
+    at_a = keys[0] == pair[0]
     lanes = keys[1][at_a]
     start = address[first[at_a]]
     region = _region_of(int(start[0]), regions)
     offsets = None if region is None else region.array()
     if offsets is None or offsets.dtype.itemsize != 4 or offsets.dtype.kind not in "iu":
-        return None
+        return []
     words = offsets.reshape(-1).astype(np.int64)
     index = (start - region.base) // 4
     if index.max() + 1 >= len(words) or np.any((start - region.base) % 4):
-        return None
+        return []
     span = words[index + 1] - words[index]
-    best = None
+    spans = np.sort(np.diff(words))
+    out = []
     for pc in looped:
         at = keys[0] == pc
         trips = np.zeros(len(lanes), np.int64)
@@ -115,16 +129,28 @@ def _fit(keys, counts, first, address, a, b, looped, regions) -> LoopBound | Non
         fits = np.abs(trips[ran] - expect[ran]) <= 1
         if fits.mean() < FIT_SHARE:
             continue
-        longest = int(math.ceil(max(int(np.diff(words).max()), 0) / stride))
-        traced = int(trips.max())
-        if longest < MIN_GAIN * traced:
-            continue
-        lane = int(lanes[int(np.argmax(trips))])
-        found = LoopBound(pc=int(pc), buffer=region.name, stride=stride, trips=longest,
-                          traced_trips=traced, warp=lane // 32, lanes=int(ran.sum()))
-        if best is None or found.trips > best.trips:
-            best = found
-    return best
+        longest = int(math.ceil(max(int(spans[-1]), 0) / stride))
+        out.append(LoopBound(
+            pc=int(pc), buffer=region.name, stride=stride, trips=longest,
+            traced_trips=int(trips.max()), lanes=int(ran.sum()),
+            rare=_rare_warps(lanes // 32, trips, spans, stride, threads_per_block)))
+    return out
+
+
+def _rare_warps(warps: np.ndarray, trips: np.ndarray, spans: np.ndarray, stride: int,
+                threads_per_block: int) -> frozenset:
+    """Warps whose longest trip fewer than :data:`RARE` of the blocks reach: the share
+    of the buffer's ranges at least as long, times the threads of a block."""
+    order = np.argsort(trips)[::-1]
+    rare = set()
+    for i in order:
+        if trips[i] <= 1:
+            break
+        reach = len(spans) - np.searchsorted(spans, (trips[i] - 1) * stride, side="right")
+        if reach / len(spans) * threads_per_block >= RARE:
+            break
+        rare.add(int(warps[i]))
+    return frozenset(rare)
 
 
 def _region_of(address: int, regions):
