@@ -224,3 +224,17 @@ def test_live_fallback_measures_a_flagged_launch_whole():
     calls.clear()
     kept = Sampling(budget=0.0, fallback=False).explain_live(ladder, 16 * wave, measure)
     assert calls == [2, 3] and "warning" in kept.based_on
+
+
+def test_a_front_loaded_line_takes_one_more_jump():
+    wave = 4 * 132
+    # the first waves ramp up slowly: waves 2 and 3 give a large intercept, waves 5 and
+    # 10 the steady time per wave (20 us) and a small one
+    times = {1: 60e-6, 2: 92e-6, 3: 103e-6, 4: 120e-6, 5: 136e-6, 10: 236e-6}
+    pts = [(k, k * wave, t, "cold") for k, t in times.items()]
+    data = _dataset(pts, blocks=120 * wave)
+    truth = 136e-6 + 20e-6 * 115
+    info = Sampling(budget=0.2).fit(data).explain(data)[0].based_on
+    got = Sampling(budget=0.2).fit(data).predict(data)[0]
+    assert got == pytest.approx(truth, rel=0.02)
+    assert "warning" not in info
