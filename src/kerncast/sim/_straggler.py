@@ -65,8 +65,8 @@ def loop_trip_bound(trace, regions, threads_per_block: int) -> LoopBound | None:
     address = acc.address[load].astype(np.int64)
     keys, first, counts = np.unique(np.stack([pc, lane]), axis=1, return_index=True,
                                     return_counts=True)
-    once = _once_pcs(keys, counts)
-    looped = np.unique(keys[0][counts > 1])
+    looped = np.unique(keys[0][counts > 1])        # some lane runs them more than once
+    once = np.setdiff1d(np.unique(keys[0]), looped)  # every lane runs them once
     found = [bound for a, b in _neighbour_pairs(keys, first, address, once)
              for bound in _fits(keys, counts, first, address, (a, b), looped, regions,
                                 threads_per_block)]
@@ -76,13 +76,6 @@ def loop_trip_bound(trace, regions, threads_per_block: int) -> LoopBound | None:
     # the longest sets the bound, a warp rare in any of them is rare
     best = max(found, key=lambda bound: bound.trips)
     return replace(best, rare=frozenset().union(*(bound.rare for bound in found)))
-
-
-def _once_pcs(keys: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Load pcs that every lane running them runs once."""
-    pcs = np.unique(keys[0])
-    repeated = np.unique(keys[0][counts > 1])
-    return np.setdiff1d(pcs, repeated)
 
 
 def _neighbour_pairs(keys, first, address, once):
