@@ -602,18 +602,20 @@ def simulate_round(streams: list[tuple[np.ndarray, np.ndarray]], table: list[Op]
     sim = _Sim(table, nregs, cut, costs, machine, active_sms, warps_per_block,
                SMCaches(l1_bytes, l2_share_bytes), source, stands_for, sharing)
     cycles = sim.run()
+    pace = _paces(sim)
     if scale > 1.0:
-        cycles = _extrapolate(sim, streams, cut, scale, cycles)
+        cycles = _extrapolate(sim, pace, streams, cut, scale, cycles)
     busy = {name: sim.busy[i] * scale / machine.schedulers if name != "lsu" else sim.busy[i] * scale
             for i, name in enumerate(PIPES)}
     return RoundResult(cycles=cycles, instructions=sum(len(p) for p, _ in streams), scale=scale,
                        busy=busy, barrier_wait=sim.barrier_wait * scale,
                        dram_bytes=sim.dram.bytes * scale, l2_bytes=sim.l2.bytes * scale,
                        caches={k: v * scale for k, v in sim.caches.stats.items()},
-                       pace=_paces(sim))
+                       pace=pace)
 
 
 def _paces(sim: _Sim) -> dict[int, float]:
+    """Each warp's steady pace, where it issued enough between its marks to tell."""
     out = {}
     for w, ((first, last), (t0, t1)) in enumerate(zip(sim.marks, sim.marked)):
         if last > first and t1 > t0:
@@ -621,7 +623,8 @@ def _paces(sim: _Sim) -> dict[int, float]:
     return out
 
 
-def _extrapolate(sim: _Sim, streams, cut, scale: float, cycles: float) -> float:
+def _extrapolate(sim: _Sim, pace: dict[int, float], streams, cut, scale: float,
+                 cycles: float) -> float:
     """The round's time when only a sample of each stream was simulated.
 
     The instructions not simulated run at the SM's steady pace (issue times between a
@@ -638,10 +641,8 @@ def _extrapolate(sim: _Sim, streams, cut, scale: float, cycles: float) -> float:
     else:
         end = cycles * scale
     for w, ((full, _), (part, _)) in enumerate(zip(streams, cut)):
-        first, last = sim.marks[w]
-        t0, t1 = sim.marked[w]
         rest = len(full) - len(part)
-        if rest > 0 and last > first and t1 > t0:
-            end = max(end, sim.finish[w] + rest * (t1 - t0) / (last - first))
+        if rest > 0 and w in pace:
+            end = max(end, sim.finish[w] + rest * pace[w])
     memory = max(sim.dram.busy, sim.l2.busy, sim.busy[_LSU]) * scale
     return max(end, memory)
