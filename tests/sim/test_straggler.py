@@ -97,3 +97,13 @@ def test_blocks_holding_a_rare_warp_take_another_blocks_stream():
     assert _common_sources([0, 2, 4, 6], frozenset({5}), 2) == [0, 4, 4, 6]
     assert _common_sources([2, 2], frozenset({5}), 2) == [2, 2]  # nothing else to take
     assert _common_sources([0, 2], frozenset(), 2) == [0, 2]
+
+
+def test_the_offsets_buffer_is_named_by_its_kernel_argument():
+    from kerncast.corpus import get_kernel
+    from kerncast.sim._predict import _argument
+
+    kernel = get_kernel("spmv_csr_scalar")
+    first = kernel.spec.args[0].name
+    assert _argument(kernel, "spmv_csr_scalar_param_0") == first
+    assert _argument(kernel, "a_global_variable") == "a_global_variable"

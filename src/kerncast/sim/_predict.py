@@ -335,7 +335,7 @@ def predict_launch(kernel: CorpusKernel, config: LaunchConfig, device: str | Dev
                        "scope": sharing.scope},
         "straggler": None if loop is None else {
             "seconds": float(straggler), "trips": loop.trips, "traced_trips": loop.traced_trips,
-            "offsets": loop.buffer, "stride": loop.stride},
+            "offsets": _argument(kernel, loop.buffer), "stride": loop.stride},
         "dram_bytes_per_round": full.dram_bytes, "l2_bytes_per_round": full.l2_bytes,
         "caches_per_round": full.caches, "busy_per_round": full.busy,
         "seconds_to_predict": time.perf_counter() - started,
@@ -356,6 +356,15 @@ def _straggler_seconds(loop: LoopBound | None, rnd, full: RoundResult,
         return 0.0
     per_iteration = (at[-1] - at[0]) / (len(at) - 1)
     return loop.trips * per_iteration * full.pace[w] / machine.clock_hz
+
+
+def _argument(kernel: CorpusKernel, region: str) -> str:
+    """The kernel argument a buffer was passed as (the emulator names buffers after the
+    PTX parameters, ``<entry>_param_<i>``, in the order of the spec's arguments)."""
+    head, _, index = region.rpartition("_param_")
+    if head and index.isdigit() and int(index) < len(kernel.spec.args):
+        return kernel.spec.args[int(index)].name
+    return region
 
 
 def _common_sources(sources: list[int], rare: frozenset, wpb: int) -> list[int]:
