@@ -67,9 +67,10 @@ def loop_trip_bound(trace, regions, threads_per_block: int) -> LoopBound | None:
                                     return_counts=True)
     looped = np.unique(keys[0][counts > 1])        # some lane runs them more than once
     once = np.setdiff1d(np.unique(keys[0]), looped)  # every lane runs them once
+    ranges: dict[str, tuple] = {}  # per buffer, its words and sorted ranges, made once
     found = [bound for a, b in _neighbour_pairs(keys, first, address, once)
              for bound in _fits(keys, counts, first, address, (a, b), looped, regions,
-                                threads_per_block)]
+                                threads_per_block, ranges)]
     if not found:
         return None
     # a loop unrolled around another (several threads' rows a thread) fits once per copy:
@@ -90,8 +91,8 @@ def _neighbour_pairs(keys, first, address, once):
                 yield a, b
 
 
-def _fits(keys, counts, first, address, pair, looped, regions, threads_per_block: int
-          ) -> list[LoopBound]:
+def _fits(keys, counts, first, address, pair, looped, regions, threads_per_block: int,
+          ranges: dict[str, tuple]) -> list[LoopBound]:
     """The loops whose trip counts the neighbouring loads ``pair`` explain."""
     at_a = keys[0] == pair[0]
     lanes = keys[1][at_a]
@@ -100,12 +101,14 @@ def _fits(keys, counts, first, address, pair, looped, regions, threads_per_block
     offsets = None if region is None else region.array()
     if offsets is None or offsets.dtype.itemsize != 4 or offsets.dtype.kind not in "iu":
         return []
-    words = offsets.reshape(-1).astype(np.int64)
+    if region.name not in ranges:
+        words = offsets.reshape(-1).astype(np.int64)
+        ranges[region.name] = words, np.sort(np.diff(words))
+    words, spans = ranges[region.name]
     index = (start - region.base) // 4
     if index.max() + 1 >= len(words) or np.any((start - region.base) % 4):
         return []
     span = words[index + 1] - words[index]
-    spans = np.sort(np.diff(words))
     out = []
     for pc in looped:
         at = keys[0] == pc
