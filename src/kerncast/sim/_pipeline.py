@@ -134,8 +134,11 @@ def constant_replays(table: list[Op], trace) -> list[Op]:
         return table
     request, pc, address = acc.request[const], acc.pc[const], acc.address[const].astype(np.int64)
     _, first = np.unique(request, return_index=True)
-    pairs = np.unique(np.stack([request, address]), axis=1)
-    distinct = np.unique(pairs[0], return_counts=True)[1]  # per request, in the same order
+    order = np.lexsort((address, request))
+    request_sorted, address_sorted = request[order], address[order]
+    new = np.r_[True, (request_sorted[1:] != request_sorted[:-1])
+                | (address_sorted[1:] != address_sorted[:-1])]
+    distinct = np.unique(request_sorted[new], return_counts=True)[1]  # per request, in order
     pc_of = pc[first].astype(np.int64)
     sums = np.bincount(pc_of, weights=distinct, minlength=len(table))
     counts = np.bincount(pc_of, minlength=len(table))
@@ -428,63 +431,79 @@ class _Sim:
         table, pos, streams = self.table, self.pos, self.streams
         sched_free, pipe_free, busy = self.sched_free, self.pipe_free, self.busy
         order = range(len(heaps))
-        push, pop = heapq.heappush, heapq.heappop
+        push, pop, replace = heapq.heappush, heapq.heappop, heapq.heapreplace
         readies, marks, marked, sm_marked = self.ready, self.marks, self.marked, self.sm_marked
         issued, (sm_first, sm_last) = self.issued, self.sm_marks
+        memory, lsu_free = self.memory, self.lsu_free
         # warps whose next instruction waits for the busy load/store path: per scheduler,
         # one of them (armed) waits in the scheduler's queue for the path to free, the
         # others are parked in arrival order, so that a busy path does not wake them all
         parked: list[list[tuple[float, int]]] = [[] for _ in heaps]
         armed = [-1] * len(heaps)
+        # per scheduler, the first cycle it could issue: its earliest queued warp, once
+        # the scheduler is free (kept current wherever a queue or a scheduler changes)
+        first = [0.0] * len(heaps)
 
         def arm_next(k: int) -> None:  # the first parked warp of scheduler k waits next
-            t, armed[k] = heapq.heappop(parked[k])
-            heapq.heappush(heaps[k], (max(t, self.lsu_free), armed[k]))
+            t, armed[k] = pop(parked[k])
+            push(heaps[k], (max(t, lsu_free), armed[k]))
+
+        def refresh(k: int) -> None:
+            h = heaps[k]
+            first[k] = (h[0][0] if h[0][0] > sched_free[k] else sched_free[k]) if h else _INF
+
+        def refresh_all() -> None:
+            for k in order:
+                refresh(k)
+        refresh_all()
         while True:
-            now, s = _INF, -1
-            for k in order:  # the scheduler that can issue first
-                h = heaps[k]
-                if h:
-                    cand = h[0][0] if h[0][0] > sched_free[k] else sched_free[k]
-                    if cand < now:
-                        now, s = cand, k
-            if s < 0:
+            now = min(first)  # the scheduler that can issue first (the lowest on a tie)
+            if now == _INF:
                 waiting = [k for k in order if parked[k]]
                 if waiting:
                     for k in waiting:
                         arm_next(k)
+                    refresh_all()
                     continue
                 if not self.waiting:
                     break
                 for b in list(self.waiting):  # the emulator ran these: release
                     self._release(b)
+                refresh_all()
                 continue
-            t, w = pop(heaps[s])
+            s = first.index(now)
+            h = heaps[s]
+            t, w = h[0]
             pcs, steps = streams[w]
             i = pos[w]
             if i >= len(pcs):
+                pop(h)
                 self._finish(w, t)
+                refresh_all()
                 continue
             pc = pcs[i]
             op = table[pc]
             ready = readies[w]
-            srcs = op.srcs
             start = pipe_free[s][op.pipe]
             if start < now:
                 start = now
-            for r in srcs:
+            for r in op.srcs:
                 if ready[r] > start:
                     start = ready[r]
             kind = op.kind
-            if kind == K_MEM and self.lsu_free > start:
+            if kind == K_MEM and lsu_free > start:
                 if armed[s] < 0 or armed[s] == w:
                     armed[s] = w
-                    push(heaps[s], (self.lsu_free, w))
+                    replace(h, (lsu_free, w))
                 else:
+                    pop(h)
                     push(parked[s], (start, w))
+                refresh(s)
                 continue
             if start > now:
-                push(heaps[s], (start, w))
+                replace(h, (start, w))
+                t = h[0][0]
+                first[s] = t if t > sched_free[s] else sched_free[s]
                 continue
             sched_free[s] = now + op.slots
             pipe_free[s][op.pipe] = now + op.issue
@@ -497,28 +516,32 @@ class _Sim:
             if issued == sm_first or issued == sm_last:
                 sm_marked[issued == sm_last] = now
             if kind == K_MEM:
-                latency, hold = self.memory(w, pc, steps[i], now)
-                self.lsu_free = now + hold
+                latency, hold = memory(w, pc, steps[i], now)
+                lsu_free = now + hold
                 if armed[s] == w:
                     armed[s] = -1
                     if parked[s]:
-                        arm_next(s)
+                        arm_next(s)  # queued after w: w stays first
                 busy[_LSU] += hold - op.issue
                 for r in op.dsts:
                     ready[r] = now + latency
             elif kind == K_BAR:
+                pop(h)
                 self._arrive(w, now + 1.0)
+                refresh_all()
                 continue
             else:
                 done = now + op.latency
                 for r in op.dsts:
                     ready[r] = done
-            push(heaps[s], (now + 1.0, w))
-        self.issued = issued
+            replace(h, (now + 1.0, w))
+            t = h[0][0]
+            first[s] = t if t > sched_free[s] else sched_free[s]
+        self.issued, self.lsu_free = issued, lsu_free
         done = max(self.finish) if self.finish else 0.0
         # stores and reductions do not stall warps, but the round ends when the memory
         # system has moved every byte it was given
-        return max(done, self.dram.free, self.l2.free, self.lsu_free)
+        return max(done, self.dram.free, self.l2.free, lsu_free)
 
     def _push(self, w: int, t: float) -> None:
         heapq.heappush(self._heaps[self.sched_of[w]], (t, w))
