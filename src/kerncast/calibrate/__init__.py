@@ -19,13 +19,14 @@ __all__ = [
     "fit_line",
     "granularity_from_curve",
     "load_calibration",
+    "PARTS",
     "run_calibration",
-    "update_atomics",
+    "update_part",
 ]
 
 
 def __getattr__(name: str):
-    if name in ("run_calibration", "update_atomics"):
+    if name in ("PARTS", "run_calibration", "update_part"):
         from kerncast.calibrate import _run  # noqa: PLC0415 (needs CuPy)
 
         return getattr(_run, name)

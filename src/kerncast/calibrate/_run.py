@@ -22,7 +22,7 @@ from kerncast.calibrate._analysis import cache_size_from_curve, fit_line, granul
 from kerncast.calibrate._model import Calibration, InstructionTiming
 from kerncast.devices import Device
 
-__all__ = ["ARITH_OPS", "run_calibration"]
+__all__ = ["ARITH_OPS", "PARTS", "run_calibration", "update_part"]
 
 SOURCE = Path(__file__).with_name("ubench.cu")
 UNROLL, ILP = 32, 8
@@ -275,6 +275,59 @@ def _atomic_curve(b: _Bench, progress) -> dict[str, list[list[float]]]:
     return {"atomic_global_per_s_vs_addresses": curve}
 
 
+#: words of one row each warp stores (1: a word in each of 32 rows, as a naive transpose)
+STORE_GROUPS = (1, 2, 4, 8, 32)
+#: distinct 128-byte lines among a warp's 32 loads
+GATHER_LINES = (1, 2, 4, 8, 16, 32)
+
+
+def _scatter_curve(b: _Bench, cols: int, rows: int) -> list[list[float]]:
+    """Sectors written per cycle per SM when each warp-level store touches N sectors of
+    N rows (4 to 32 bytes of each), over a ``rows`` x ``cols`` float matrix."""
+    cp = b.cp
+    out = cp.empty(rows * cols, dtype=cp.float32)
+    curve = []
+    for group in STORE_GROUPS:
+        blocks = rows * cols // 256
+        t = b.timed(lambda g=group: b.fn("scatter_store")((blocks,), (256,),
+                                                           (out, np.int32(cols), np.int32(g),
+                                                            np.float32(1))))
+        sectors = 32 // group if group <= 8 else group * 4 // 32
+        written = rows * cols // 32 * sectors
+        curve.append([float(sectors), round(written / (t * b.clock_hz * b.sms), 4)])
+    return curve
+
+
+def _gather_curve(b: _Bench) -> list[list[float]]:
+    """Lines served per cycle per SM when a warp's 32 loads hit N distinct lines of a
+    table that stays in L1."""
+    cp = b.cp
+    table = cp.ones(128 * 32, dtype=cp.float32)
+    sink = cp.zeros(1, dtype=cp.float32)
+    blocks, iters = b.sms * 8, 256
+    curve = []
+    for lines in GATHER_LINES:
+        t = b.timed(lambda n=lines: b.fn("gather_l1")((blocks,), (256,),
+                                                      (table, np.int32(n), np.int32(iters), sink)))
+        requests = blocks * 8 * iters * 8
+        curve.append([float(lines), round(requests * lines / (t * b.clock_hz * b.sms), 4)])
+    return curve
+
+
+def _access_curves(b: _Bench, progress) -> dict[str, list[list[float]]]:
+    """The load/store path's rates for scattered warp requests: sectors stored per cycle
+    (DRAM-sized and L2-resident matrices) and L1 lines gathered per cycle, per SM, by
+    how many sectors or lines one request spans."""
+    out = {
+        "store_sectors_per_clk_sm_vs_sectors": _scatter_curve(b, 8192, 8192),      # 256 MiB
+        "store_sectors_per_clk_sm_vs_sectors_l2": _scatter_curve(b, 2048, 2048),  # 16 MiB
+        "l1_gather_lines_per_clk_sm_vs_lines": _gather_curve(b),
+    }
+    for key, curve in out.items():
+        progress(f"{key}: " + ", ".join(f"{int(n)}: {r:.3g}" for n, r in curve))
+    return out
+
+
 def _barriers(b: _Bench, progress) -> dict[str, float]:
     cp = b.cp
     sink = cp.zeros(1, dtype=cp.float32)
@@ -311,15 +364,26 @@ def _provenance(b: _Bench) -> dict:
     }
 
 
-def update_atomics(calibration: Calibration, device: Device,
-                   progress: Callable[[str], None] = print) -> Calibration:
-    """``calibration`` with its atomics (rates, latency and the random-address curve)
-    measured again on GPU 0, the rest kept; the provenance records the update."""
+#: the parts of a calibration that can be measured again alone
+PARTS = ("atomics", "access")
+
+
+def update_part(calibration: Calibration, device: Device, part: str,
+                progress: Callable[[str], None] = print) -> Calibration:
+    """``calibration`` with one part measured again on GPU 0 and the rest kept; the
+    provenance records the update. ``atomics``: the atomic rates, latency and the
+    random-address curve; ``access``: the scattered store and L1 gather curves."""
+    if part not in PARTS:
+        raise ValueError(f"unknown calibration part {part!r}; parts: {', '.join(PARTS)}")
     bench = _Bench(device)
-    curves = {**calibration.curves, **_atomic_curve(bench, progress)}
-    memory = {**calibration.memory, **_atomics(bench, progress)}
+    curves, memory = dict(calibration.curves), dict(calibration.memory)
+    if part == "atomics":
+        curves.update(_atomic_curve(bench, progress))
+        memory.update(_atomics(bench, progress))
+    else:
+        curves.update(_access_curves(bench, progress))
     provenance = {**calibration.provenance,
-                  "atomics_updated": {**_provenance(bench), "part": "atomics"}}
+                  f"{part}_updated": {**_provenance(bench), "part": part}}
     return replace(calibration, memory=memory, curves=curves, provenance=provenance)
 
 
@@ -331,6 +395,7 @@ def run_calibration(device: Device, progress: Callable[[str], None] = print) -> 
     memory.update(_bandwidths(bench, progress))
     memory.update(_atomics(bench, progress))
     curves.update(_atomic_curve(bench, progress))
+    curves.update(_access_curves(bench, progress))
     sync = _barriers(bench, progress)
     launch = _launch(bench, progress)
     return Calibration(device=device.key, provenance=_provenance(bench),

@@ -178,6 +178,40 @@ extern "C" __global__ void bw_shared(float* sink, int iters) {
   if (acc == -12345.0f) sink[blockIdx.x] = acc;
 }
 
+// ---------------------------------------------------------------- scattered access
+
+// Stores of one word per thread, a warp covering `group` consecutive words in each of
+// 32 / group rows of a `cols`-word matrix (group 1: one word in each of 32 rows, as a
+// naive transpose writes). The block's 8 warps take neighbouring columns, so together
+// they fill every sector they touch; the grid covers the matrix once.
+extern "C" __global__ void scatter_store(float* out, int cols, int group, float v) {
+  int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  int per_row = cols / (8 * group);
+  long long brow = blockIdx.x / per_row, bcol = blockIdx.x % per_row;
+  long long row = brow * (32 / group) + lane / group;
+  long long col = bcol * 8 * group + warp * group + lane % group;
+  out[row * cols + col] = v;
+}
+
+// Loads of one word per thread from a table that stays in L1, the lanes of a warp in
+// `lines` distinct 128-byte lines (lanes / lines lanes share a line), a different set of
+// lines each iteration; independent loads, so the L1's line rate is what is timed.
+extern "C" __global__ void gather_l1(const float* __restrict__ table, int lines, int iters,
+                                     float* sink) {
+  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  int line = lane / (32 / lines);
+  int word = lane % (32 / lines);
+  float acc = 0.0f;
+  for (int i = 0; i < iters; i++) {
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+      int l = (line * 5 + (i * 8 + k) * 7 + warp * 3) & 127;  // 128 lines: 16 KiB
+      acc += table[l * 32 + word];
+    }
+  }
+  if (acc == -12345.0f) sink[0] = acc;
+}
+
 // ---------------------------------------------------------------- atomics
 
 // Each thread adds to addr[(tid * spread) % slots]; slots = 1 is full contention.

@@ -8,7 +8,8 @@ from typing import Annotated
 import typer
 
 from kerncast._errors import InputError
-from kerncast.calibrate import CALIBRATION_DIR, load_calibration, run_calibration, update_atomics
+from kerncast.calibrate import (CALIBRATION_DIR, PARTS, load_calibration, run_calibration,
+                                update_part)
 from kerncast.cli._app import app
 from kerncast.cli._output import console, err_console, print_json
 from kerncast.devices import get_device
@@ -21,7 +22,7 @@ def calibrate_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print the calibration as JSON.")] = False,
     only: Annotated[str | None, typer.Option(
         help="Measure one part again and keep the rest of the device's calibration: "
-             "'atomics'.")] = None,
+             "'atomics' or 'access' (scattered stores and L1 gathers).")] = None,
 ) -> None:
     """Run the calibration micro-benchmarks on GPU 0 (needs CuPy and an NVIDIA GPU).
 
@@ -50,13 +51,14 @@ def calibrate_cmd(
 
 def _update(part: str, spec, target: Path, log):
     """The calibration at ``target`` (else the shipped one) with ``part`` measured again."""
-    if part != "atomics":
-        raise InputError(f"--only {part!r}: the part that can be measured alone is 'atomics'")
+    if part not in PARTS:
+        raise InputError(f"--only {part!r}: the parts that can be measured alone are "
+                         + ", ".join(repr(p) for p in PARTS))
     source = target if target.exists() else CALIBRATION_DIR / f"{spec.key}.json"
     if not source.exists():
         raise InputError(f"no calibration of {spec.key} to update at {source}; run "
                          f"'kerncast calibrate --device {spec.key}' without --only first")
-    return update_atomics(load_calibration(source), spec, progress=log)
+    return update_part(load_calibration(source), spec, part, progress=log)
 
 
 def _known(name: str) -> bool:
