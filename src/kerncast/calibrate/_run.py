@@ -275,26 +275,30 @@ def _atomic_curve(b: _Bench, progress) -> dict[str, list[list[float]]]:
     return {"atomic_global_per_s_vs_addresses": curve}
 
 
-#: words of one row each warp stores (1: a word in each of 32 rows, as a naive transpose)
-STORE_GROUPS = (1, 2, 4, 8, 32)
-#: distinct 128-byte lines among a warp's 32 loads
-GATHER_LINES = (1, 2, 4, 8, 16, 32)
+#: (kernel, bytes per thread, vectors of one row each warp stores): 4-byte pieces of 32,
+#: 16, 8 and 4 sectors a request (the last one whole sectors), 16-byte pieces of 32
+#: sectors and whole sectors of 16
+STORE_SHAPES = (("scatter_store", 4, 1), ("scatter_store", 4, 2), ("scatter_store", 4, 4),
+                ("scatter_store", 4, 8), ("scatter_store4", 16, 1), ("scatter_store4", 16, 2))
 
 
-def _scatter_curve(b: _Bench, cols: int, rows: int) -> list[list[float]]:
-    """Sectors written per cycle per SM when each warp-level store touches N sectors of
-    N rows (4 to 32 bytes of each), over a ``rows`` x ``cols`` float matrix."""
+def _scatter_curve(b: _Bench, matrix_bytes: int) -> list[list[float]]:
+    """[sectors per request, bytes of each sector written, sectors written per cycle per
+    SM] when each warp-level store spans rows of a ``matrix_bytes`` row-major matrix."""
     cp = b.cp
-    out = cp.empty(rows * cols, dtype=cp.float32)
+    out = cp.empty(matrix_bytes // 4, dtype=cp.float32)
     curve = []
-    for group in STORE_GROUPS:
-        blocks = rows * cols // 256
-        t = b.timed(lambda g=group: b.fn("scatter_store")((blocks,), (256,),
-                                                           (out, np.int32(cols), np.int32(g),
-                                                            np.float32(1))))
-        sectors = 32 // group if group <= 8 else group * 4 // 32
-        written = rows * cols // 32 * sectors
-        curve.append([float(sectors), round(written / (t * b.clock_hz * b.sms), 4)])
+    for kernel, width, group in STORE_SHAPES:
+        vectors = matrix_bytes // width
+        cols = 4096 if matrix_bytes >= 64 << 20 else 1024
+        tiles = vectors // 256
+        t = b.timed(lambda k=kernel, g=group, c=cols, n=tiles: b.fn(k)(
+            (b.sms * 8,), (256,), (out, np.int32(c), np.int32(g), np.int64(n), np.float32(1))))
+        piece = min(32, group * width)
+        sectors_per_request = 32 // group * max(1, group * width // 32)
+        written = vectors // 32 * sectors_per_request
+        curve.append([float(sectors_per_request), float(piece),
+                      round(written / (t * b.clock_hz * b.sms), 4)])
     return curve
 
 
@@ -319,12 +323,12 @@ def _access_curves(b: _Bench, progress) -> dict[str, list[list[float]]]:
     (DRAM-sized and L2-resident matrices) and L1 lines gathered per cycle, per SM, by
     how many sectors or lines one request spans."""
     out = {
-        "store_sectors_per_clk_sm_vs_sectors": _scatter_curve(b, 8192, 8192),      # 256 MiB
-        "store_sectors_per_clk_sm_vs_sectors_l2": _scatter_curve(b, 2048, 2048),  # 16 MiB
+        "store_sectors_per_clk_sm_vs_shape": _scatter_curve(b, 256 << 20),
+        "store_sectors_per_clk_sm_vs_shape_l2": _scatter_curve(b, 16 << 20),
         "l1_gather_lines_per_clk_sm_vs_lines": _gather_curve(b),
     }
     for key, curve in out.items():
-        progress(f"{key}: " + ", ".join(f"{int(n)}: {r:.3g}" for n, r in curve))
+        progress(f"{key}: " + ", ".join(" ".join(f"{v:.3g}" for v in point) for point in curve))
     return out
 
 

@@ -180,18 +180,23 @@ extern "C" __global__ void bw_shared(float* sink, int iters) {
 
 // ---------------------------------------------------------------- scattered access
 
-// Stores of one word per thread, a warp covering `group` consecutive words in each of
-// 32 / group rows of a `cols`-word matrix (group 1: one word in each of 32 rows, as a
-// naive transpose writes). The block's 8 warps take neighbouring columns, so together
-// they fill every sector they touch; the grid covers the matrix once.
-extern "C" __global__ void scatter_store(float* out, int cols, int group, float v) {
-  int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  int per_row = cols / (8 * group);
-  long long brow = blockIdx.x / per_row, bcol = blockIdx.x % per_row;
-  long long row = brow * (32 / group) + lane / group;
-  long long col = bcol * 8 * group + warp * group + lane % group;
-  out[row * cols + col] = v;
-}
+// Stores of WIDTH floats per thread, a warp covering `group` consecutive vectors in each
+// of 32 / group rows of a `cols`-vector matrix (WIDTH 1, group 1: one word in each of 32
+// rows, as a naive transpose writes). A block's 8 warps take neighbouring columns, so
+// together they fill every sector they touch; each block loops over tiles, so that the
+// stores, not the dispatch of blocks, set the time.
+#define SCATTER_STORE(NAME, T, MAKE)                                                     \
+  extern "C" __global__ void NAME(T* out, int cols, int group, long long tiles, float v) { \
+    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;                                 \
+    int per_row = cols / (8 * group);                                                     \
+    for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {                  \
+      long long row = tile / per_row * (32 / group) + lane / group;                       \
+      long long col = tile % per_row * 8 * group + warp * group + lane % group;           \
+      out[row * cols + col] = MAKE;                                                       \
+    }                                                                                     \
+  }
+SCATTER_STORE(scatter_store, float, v)
+SCATTER_STORE(scatter_store4, float4, make_float4(v, v, v, v))
 
 // Loads of one word per thread from a table that stays in L1, the lanes of a warp in
 // `lines` distinct 128-byte lines (lanes / lines lanes share a line), a different set of
