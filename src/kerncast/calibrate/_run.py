@@ -282,6 +282,10 @@ STORE_SHAPES = (("scatter_store", 4, 1), ("scatter_store", 4, 2), ("scatter_stor
                 ("scatter_store", 4, 8), ("scatter_store4", 16, 1), ("scatter_store4", 16, 2))
 
 
+#: distinct 128-byte lines among a warp's 32 loads
+GATHER_LINES = (1, 2, 4, 8, 16, 32)
+
+
 def _scatter_curve(b: _Bench, matrix_bytes: int) -> list[list[float]]:
     """[sectors per request, bytes of each sector written, sectors written per cycle per
     SM] when each warp-level store spans rows of a ``matrix_bytes`` row-major matrix."""
