@@ -286,18 +286,22 @@ STORE_SHAPES = (("scatter_store", 4, 1), ("scatter_store", 4, 2), ("scatter_stor
 GATHER_LINES = (1, 2, 4, 8, 16, 32)
 
 
-def _scatter_curve(b: _Bench, matrix_bytes: int) -> list[list[float]]:
+def _scatter_curve(b: _Bench, matrix_bytes: int, pad: int = 0) -> list[list[float]]:
     """[sectors per request, bytes of each sector written, sectors written per cycle per
-    SM] when each warp-level store spans rows of a ``matrix_bytes`` row-major matrix."""
+    SM] when each warp-level store spans rows of a ``matrix_bytes`` row-major matrix,
+    its rows a power of two bytes apart, or ``pad`` bytes more."""
     cp = b.cp
-    out = cp.empty(matrix_bytes // 4, dtype=cp.float32)
+    cols_bytes = 16384 if matrix_bytes >= 64 << 20 else 4096
+    rows = matrix_bytes // cols_bytes
+    out = cp.empty(rows * (cols_bytes + pad) // 4, dtype=cp.float32)
     curve = []
     for kernel, width, group in STORE_SHAPES:
         vectors = matrix_bytes // width
-        cols = 4096 if matrix_bytes >= 64 << 20 else 1024
+        cols, pitch = cols_bytes // width, (cols_bytes + pad) // width
         tiles = vectors // 256
-        t = b.timed(lambda k=kernel, g=group, c=cols, n=tiles: b.fn(k)(
-            (b.sms * 8,), (256,), (out, np.int32(c), np.int32(g), np.int64(n), np.float32(1))))
+        t = b.timed(lambda k=kernel, g=group, c=cols, p=pitch, n=tiles: b.fn(k)(
+            (b.sms * 8,), (256,), (out, np.int32(c), np.int32(p), np.int32(g), np.int64(n),
+                                   np.float32(1))))
         piece = min(32, group * width)
         sectors_per_request = 32 // group * max(1, group * width // 32)
         written = vectors // 32 * sectors_per_request
@@ -324,11 +328,13 @@ def _gather_curve(b: _Bench) -> list[list[float]]:
 
 def _access_curves(b: _Bench, progress) -> dict[str, list[list[float]]]:
     """The load/store path's rates for scattered warp requests: sectors stored per cycle
-    (DRAM-sized and L2-resident matrices) and L1 lines gathered per cycle, per SM, by
+    (DRAM-sized and L2-resident matrices, rows a power of two bytes apart; and a
+    DRAM-sized one whose rows are 32 bytes more apart) and L1 lines gathered per cycle, per SM, by
     how many sectors or lines one request spans."""
     out = {
         "store_sectors_per_clk_sm_vs_shape": _scatter_curve(b, 256 << 20),
         "store_sectors_per_clk_sm_vs_shape_l2": _scatter_curve(b, 16 << 20),
+        "store_sectors_per_clk_sm_vs_shape_padded": _scatter_curve(b, 256 << 20, pad=32),
         "l1_gather_lines_per_clk_sm_vs_lines": _gather_curve(b),
     }
     for key, curve in out.items():

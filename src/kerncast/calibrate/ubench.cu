@@ -181,18 +181,19 @@ extern "C" __global__ void bw_shared(float* sink, int iters) {
 // ---------------------------------------------------------------- scattered access
 
 // Stores of WIDTH floats per thread, a warp covering `group` consecutive vectors in each
-// of 32 / group rows of a `cols`-vector matrix (WIDTH 1, group 1: one word in each of 32
+// of 32 / group rows of a `cols`-vector matrix (rows `pitch` vectors apart) (WIDTH 1, group 1: one word in each of 32
 // rows, as a naive transpose writes). A block's 8 warps take neighbouring columns, so
 // together they fill every sector they touch; each block loops over tiles, so that the
 // stores, not the dispatch of blocks, set the time.
 #define SCATTER_STORE(NAME, T, MAKE)                                                     \
-  extern "C" __global__ void NAME(T* out, int cols, int group, long long tiles, float v) { \
+  extern "C" __global__ void NAME(T* out, int cols, int pitch, int group, long long tiles, \
+                                  float v) {                                              \
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;                                 \
     int per_row = cols / (8 * group);                                                     \
     for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {                  \
       long long row = tile / per_row * (32 / group) + lane / group;                       \
       long long col = tile % per_row * 8 * group + warp * group + lane % group;           \
-      out[row * cols + col] = MAKE;                                                       \
+      out[row * pitch + col] = MAKE;                                                      \
     }                                                                                     \
   }
 SCATTER_STORE(scatter_store, float, v)
