@@ -12,6 +12,7 @@ and says so in ``adapted_from``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
@@ -124,6 +125,26 @@ class Machine:
         """The most DRAM bandwidth one SM can draw (its outstanding misses are limited)."""
         return SM_DRAM_BYTES_PER_CYCLE
 
+    def partial_store_rates(self) -> tuple[tuple[float, ...], tuple[float, ...]] | None:
+        """(bytes written of each sector, sectors per cycle per SM) for warp-level stores
+        that write part of each sector they touch (a naive transpose's column of 32
+        words), ascending in bytes; from the calibration's scattered-store curve, else
+        from that of a calibrated device of the same architecture (the rate belongs to
+        the SM's store path and the L2 it feeds, which one architecture shares); None
+        where neither has one."""
+        curve = self.calibration.curves.get(STORE_CURVE) or _same_architecture_curve(
+            self.device.key, self.device.architecture, STORE_CURVE)
+        if not curve:
+            return None
+        by_piece: dict[float, list[float]] = {}
+        for _, piece, rate in curve:
+            if piece < 32 and rate > 0:
+                by_piece.setdefault(float(piece), []).append(float(rate))
+        if not by_piece:
+            return None
+        pieces = tuple(sorted(by_piece))
+        return pieces, tuple(sum(by_piece[p]) / len(by_piece[p]) for p in pieces)
+
     def l2_bytes_per_cycle(self) -> float:
         gbs = self.mem("l2_read_gbs", 0.0) or 2.5 * self.device.memory.peak_bandwidth_gbs
         return gbs * 1e9 / self.clock_hz
@@ -179,6 +200,27 @@ def _timings(cal: Calibration, schedulers: int, warp: int) -> tuple[dict, dict, 
         latency[cls.value] = max(1.0, timing.latency_cycles)
         pipe_of[cls.value] = pipe
     return issue, latency, pipe_of
+
+
+#: the calibration curve of scattered stores: [sectors per request, bytes of each sector
+#: written, sectors written per cycle per SM], measured over a matrix beyond the L2
+STORE_CURVE = "store_sectors_per_clk_sm_vs_shape"
+
+
+@lru_cache(maxsize=32)
+def _same_architecture_curve(key: str, architecture: str, name: str) -> list | None:
+    for path in sorted(CALIBRATION_DIR.glob("*.json")):
+        if path.stem == key:
+            continue
+        try:
+            other = get_device(path.stem)
+        except Exception:  # noqa: BLE001 (a calibration of a device without a spec)
+            continue
+        if other.architecture == architecture:
+            curve = load_calibration(path.stem).curves.get(name)
+            if curve:
+                return curve
+    return None
 
 
 def _nearest_calibrated(device: Device) -> Device:

@@ -52,6 +52,7 @@ class RequestCost:
     wavefronts: int            # shared-memory wavefronts (1 for other spaces)
     share: float               # probability that a first fetch comes from DRAM
     instance: tuple[int, int, int] = (0, 0, 0)  # (warp in block, pc, occurrence)
+    nbytes: int = 0            # bytes its lanes move
 
 
 def _request_table(acc) -> dict[str, np.ndarray]:
@@ -139,13 +140,15 @@ def request_costs(trace, *, sharing=None, wpb: int = 1, only=None) -> dict[tuple
             found = [sharing.fraction(k) for k in zip(wib.tolist(), pcs.tolist(), occs.tolist())]
         for i, share in zip(glob.tolist(), found):
             shares[i] = share
+    moved = np.bincount(np.searchsorted(ids, acc.request), weights=acc.width,
+                        minlength=n).astype(np.int64).tolist()
     warp, pc, occ, step = (table[k].tolist() for k in ("warp", "pc", "occ", "step"))
     spaces, kinds = table["space"].tolist(), table["kind"].tolist()
     lines, waves = lines.tolist(), waves.tolist()
     for i in range(n):
         out[(warp[i], step[i], pc[i])] = RequestCost(kinds[i], spaces[i], sectors[i], lines[i],
                                                       waves[i], shares[i],
-                                                      (warp[i] % wpb, pc[i], occ[i]))
+                                                      (warp[i] % wpb, pc[i], occ[i]), moved[i])
     return out
 
 

@@ -29,6 +29,7 @@ extrapolated by that fraction; the result says so.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 from dataclasses import dataclass, field, replace
 
@@ -333,6 +334,27 @@ class _Bandwidth:
         return self.free - now
 
 
+#: lines from which a store whose every sector lies in its own line is a scatter (the
+#: calibration's scattered stores span 4 to 32 lines)
+SCATTERED = 4
+
+
+def _partial_store_cycles(rates: tuple[tuple[float, ...], tuple[float, ...]], sectors: int,
+                          piece: float) -> float:
+    """Cycles the SM's store path takes for ``sectors`` sectors that each receive ``piece``
+    bytes, at the calibrated rate of such stores (interpolated in the piece size)."""
+    pieces, per_cycle = rates
+    if piece <= pieces[0]:
+        rate = per_cycle[0]
+    elif piece >= pieces[-1]:
+        rate = per_cycle[-1]
+    else:
+        k = bisect.bisect_right(pieces, piece)
+        f = (piece - pieces[k - 1]) / (pieces[k] - pieces[k - 1])
+        rate = per_cycle[k - 1] + f * (per_cycle[k] - per_cycle[k - 1])
+    return sectors / rate
+
+
 class _Sim:
     """State of one simulated round (see the module docstring)."""
 
@@ -379,6 +401,7 @@ class _Sim:
         self.bar_cost = machine.barrier_cycles(warps_per_block)
         self.lat = (machine.l1_latency, machine.l2_latency, machine.dram_latency,
                     machine.shared_latency, machine.atomic_latency)
+        self.store_rates = machine.partial_store_rates()
 
     def memory(self, w: int, pc: int, step: int, now: float) -> tuple[float, float]:
         """(latency seen by the warp, cycles the load/store path is held)."""
@@ -407,6 +430,10 @@ class _Sim:
             delay = self.l2.transfer(now, 32.0 * len(sectors))
             return atomic + delay, hold
         if cost.kind == _STORE:
+            if self.store_rates is not None and cost.lines == len(sectors) >= SCATTERED \
+                    and cost.nbytes < 32 * len(sectors):
+                hold = max(hold, _partial_store_cycles(self.store_rates, len(sectors),
+                                                       cost.nbytes / len(sectors)))
             below, to_dram = self.caches.store(sectors, cost.share)
             self.l2.transfer(now, 32.0 * below)
             if to_dram:
