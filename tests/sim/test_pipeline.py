@@ -262,6 +262,51 @@ def test_stores_do_not_stall_the_warp_but_their_bytes_take_time(machine):
     assert one.cycles < machine.l2_latency
 
 
+def _scattered_stores(lines_apart: bool, nbytes: int, warps: int = 16, stores: int = 20):
+    """Each warp's ``stores`` stores write 32 sectors, each in its own line (a naive
+    transpose's column) or four to a line (coalesced), ``nbytes`` in all per store."""
+    costs = {}
+    for w in range(warps):
+        for i in range(stores):
+            first = (w * stores + i) * 32 * (4 if lines_apart else 1)
+            step = 4 if lines_apart else 1
+            sectors = tuple(range(first, first + 32 * step, step))
+            costs[(w, 0, i)] = RequestCost(STORE, GLOBAL, sectors, 32 if lines_apart else 8,
+                                           1, 0.0, nbytes=nbytes)
+    return [list(range(stores))] * warps, [_mem(srcs=(0,))] * stores, costs
+
+
+def test_scattered_partial_stores_take_the_calibrated_store_rate(machine):
+    pieces, rates = machine.partial_store_rates()
+    streams, table, costs = _scattered_stores(True, 32 * 4)
+    result = _run(machine, streams, table, costs)
+    sectors = 16 * 20 * 32
+    assert result.cycles >= sectors / rates[0] * (1 - 1e-9)  # 4-byte pieces
+    assert result.busy["lsu"] == pytest.approx(sectors / rates[0], rel=1e-6)
+    # the same sectors written whole, or four to a line, go at the line rate
+    whole = _run(machine, *_scattered_stores(True, 32 * 32))
+    coalesced = _run(machine, *_scattered_stores(False, 32 * 4))
+    assert whole.busy["lsu"] == pytest.approx(sectors, rel=1e-6)
+    assert coalesced.busy["lsu"] < sectors
+    assert result.cycles > 1.5 * whole.cycles
+
+
+def test_store_rate_interpolates_in_the_piece_size(machine):
+    from kerncast.sim._pipeline import _partial_store_cycles
+
+    rates = ((4.0, 8.0, 16.0), (0.2, 0.18, 0.16))
+    assert _partial_store_cycles(rates, 32, 4.0) == pytest.approx(32 / 0.2)
+    assert _partial_store_cycles(rates, 32, 12.0) == pytest.approx(32 / 0.17)
+    assert _partial_store_cycles(rates, 32, 2.0) == pytest.approx(32 / 0.2)    # clamped
+    assert _partial_store_cycles(rates, 32, 24.0) == pytest.approx(32 / 0.16)
+
+
+def test_a_calibration_without_the_store_curve_borrows_its_architectures(machine):
+    h200 = machine_for("h200")
+    assert "store_sectors_per_clk_sm_vs_shape" not in h200.calibration.curves
+    assert h200.partial_store_rates() == machine.partial_store_rates()
+
+
 # -- long streams ------------------------------------------------------------------------
 
 def test_long_streams_are_sampled_and_extrapolated(machine):
