@@ -14,7 +14,10 @@ Event-driven, as the static-analysis seed's pipeline, extended for Hopper-class 
   (``if (i < n) s += x[i]`` unrolled) are scheduled as one region, as ptxas predicates
   such branches and hoists the guarded loads, for warps that run every region;
 * memory requests go through the SM's load/store path (one cycle per 128-byte line,
-  one per shared-memory wavefront) and then to the L1, the L2 or DRAM (see
+  one per shared-memory wavefront; a store that writes part of one sector in each of
+  four or more lines, as a naive transpose's column does, holds it for its sectors at
+  the calibrated scattered-store rate, about 0.21 sectors a cycle on an H100) and then
+  to the L1, the L2 or DRAM (see
   ``_memory``): their latency is the calibrated hit latency of the farthest level
   they reach, plus the queueing delay of this SM's fair share of the L2 and DRAM
   bandwidth (the GPU's achieved bandwidth divided among the SMs in use); stores and
