@@ -406,13 +406,14 @@ def test_guarded_loads_are_scheduled_as_one_predicated_chain(machine):
     _, _, orders = build_table(program, machine)
     chains = {k[1]: v for k, v in orders.items() if isinstance(k, tuple)}
     assert chains
-    start, (seg_starts, seg_ends, order) = max(chains.items(), key=lambda kv: len(kv[1][2]))
+    start, (seg_starts, seg_ends, order, regions) = max(chains.items(), key=lambda kv: len(kv[1][2]))
     items = program.items
     loads = [i for i, pc in enumerate(order) if items[pc].kind == "op"
              and items[pc].instr.opcode == "ld" and items[pc].instr.space == "global"]
     adds = [i for i, pc in enumerate(order) if items[pc].kind == "op"
             and items[pc].instr.opcode == "add" and items[pc].instr.type == "f32"]
     assert len(loads) == 8 and len(seg_starts) >= 8
+    assert len(regions) == 8  # each guarded load's region may be branched over
     assert max(loads) < adds[1]  # every load issues before the second accumulation
     assert _raw_violations(program, start, order) == []
 
@@ -429,6 +430,24 @@ def test_a_chain_is_issued_in_its_order_only_where_a_warp_ran_all_of_it():
     assert total == 12
     assert pcs.tolist() == [5, 0, 1, 2, 3, 4, 6, 0, 1, 2, 5, 6]
     assert steps.tolist() == [2, 0, 0, 0, 1, 1, 2, 3, 3, 3, 4, 4]  # each pc keeps its run
+
+
+def test_a_warp_that_branched_over_regions_issues_them_predicated_off():
+    from types import SimpleNamespace
+
+    from kerncast.sim._predict import _expand
+
+    # segment [3,5) is a guarded region: the second run branched over it
+    chain = ((0, 3, 5), (3, 5, 7), (5, 0, 1, 2, 3, 4, 6), (1,))
+    runs = SimpleNamespace(start=[0, 3, 5, 0, 5], end=[3, 5, 7, 3, 7], order=[0, 1, 2, 3, 4])
+    pcs, steps, total = _expand(runs, {("chain", 0): chain}, None)
+    assert total == 14  # two predicated-off instructions more than were traced
+    assert pcs.tolist() == [5, 0, 1, 2, 3, 4, 6] * 2
+    assert steps.tolist() == [2, 0, 0, 0, 1, 1, 2] + [4, 3, 3, 3, -1, -1, 4]
+    # a segment that is not a region may not be missing: that run keeps its own order
+    strict = ((0, 3, 5), (3, 5, 7), (5, 0, 1, 2, 3, 4, 6), ())
+    pcs, _, total = _expand(runs, {("chain", 0): strict}, None)
+    assert total == 12 and pcs.tolist()[7:] == [0, 1, 2, 5, 6]
 
 
 def _raw_violations(program, start: int, order) -> list[tuple[int, int]]:

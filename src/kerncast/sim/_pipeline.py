@@ -237,6 +237,13 @@ def _heights(pcs: list[int], deps: dict[int, set[int]], table: list[Op], items) 
     return height
 
 
+def _has_load(items, table: list[Op], start: int, end: int) -> bool:
+    """Whether pcs ``start`` to ``end`` hold a memory load: a guarded region ptxas is known
+    to predicate (its SASS issues the region's ``@P LDG`` with the others, whether or not
+    the guard holds), unlike branches over arithmetic such as sinf's slow path."""
+    return any(table[pc].kind == K_MEM and not _is_store(items[pc]) for pc in range(start, end))
+
+
 def _is_store(item) -> bool:
     return item.kind == "op" and item.instr.opcode in ("st", "red", "atom")
 
@@ -302,8 +309,10 @@ def _chains(program) -> list[tuple[list[int], list[int], frozenset[int]]]:
 def segment_orders(program, table: list[Op]) -> dict:
     """Issue order of every segment whose order differs from the PTX order (keyed by its
     first pc); and, keyed ``("chain", first pc)``, ``(segment starts, segment ends,
-    order)`` of every chain of segments joined by if-converted branches, the order of a
-    warp that runs all of it (ptxas predicates the regions and hoists their loads)."""
+    order, regions)`` of every chain of segments joined by if-converted branches: the
+    order of a warp that runs all of it (ptxas predicates the regions and hoists their
+    loads), and which segments are guarded regions holding a load (which a warp whose
+    guard fails issues predicated off rather than branching over)."""
     orders: dict = {}
     for start in program.segment_starts:
         end = program.segment_end(start)
@@ -314,8 +323,12 @@ def segment_orders(program, table: list[Op]) -> dict:
                 orders[start] = order
     for seg_starts, seg_ends, branches in _chains(program):
         pcs = list(range(seg_starts[0], seg_ends[-1]))
+        regions = tuple(c for c in range(1, len(seg_starts))
+                        if seg_ends[c - 1] - 1 in branches
+                        and _has_load(program.items, table, seg_starts[c], seg_ends[c]))
         orders[("chain", seg_starts[0])] = (tuple(seg_starts), tuple(seg_ends),
-                                            _schedule(pcs, table, program.items, branches))
+                                            _schedule(pcs, table, program.items, branches),
+                                            regions)
     return orders
 
 

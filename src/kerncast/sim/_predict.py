@@ -141,8 +141,54 @@ def _expand(stream, orders: dict, cutoff: int | None) -> tuple:
             pcs[offsets[hit][:, None] + np.arange(len(seq))] = np.asarray(seq, np.int64)
     for key, chain in orders.items() if keep else ():
         if isinstance(key, tuple) and len(chain[0]) <= len(starts):
-            _chain_order(pcs, steps, starts, ends, offsets, *chain)
-    return pcs, steps, total
+            _chain_order(pcs, steps, starts, ends, offsets, *chain[:3])
+    runs = []
+    for key, chain in orders.items() if keep else ():
+        if isinstance(key, tuple) and len(chain) > 3 and chain[3]:
+            runs += _predicated_runs(steps, starts, ends, offsets, *chain)
+    if not runs:
+        return pcs, steps, total
+    out_p, out_s, at, added = [], [], 0, 0
+    for first, end, new_p, new_s in sorted(runs, key=lambda run: run[0]):
+        out_p += [pcs[at:first], new_p]
+        out_s += [steps[at:first], new_s]
+        added += len(new_p) - (end - first)
+        at = end
+    out_p.append(pcs[at:])
+    out_s.append(steps[at:])
+    return np.concatenate(out_p), np.concatenate(out_s), total + added
+
+
+def _predicated_runs(steps, starts, ends, offsets, seg_starts, seg_ends, seq,
+                     regions) -> list[tuple[int, int, np.ndarray, np.ndarray]]:
+    """Where a warp ran a chain but branched over some of its guarded regions, it issues
+    the whole chain in its scheduled order all the same: ptxas predicates the regions, so
+    a lane whose guard fails issues their instructions predicated off instead of
+    branching (``if (e < n) sum += x[e]`` unrolled, in the warps past ``n``: the loads
+    that remain still issue together). The skipped regions' instructions get step -1
+    (no memory request). Returns each such run: (its first and end positions in the
+    warp's stream, the pcs and steps it issues instead)."""
+    skippable, n_chain = set(regions), len(seg_starts)
+    seq = np.asarray(seq, np.int64)
+    seg_of = np.searchsorted(np.asarray(seg_starts, np.int64), seq, side="right") - 1
+    pieces = []  # (first position, end position, pcs, steps) of each rewritten run
+    for j in np.flatnonzero(starts == seg_starts[0]).tolist():
+        c, k, present = 0, j, {}
+        while c < n_chain:
+            if k < len(starts) and starts[k] == seg_starts[c] and ends[k] == seg_ends[c]:
+                present[c] = k
+                c, k = c + 1, k + 1
+            elif c in skippable:
+                c += 1
+            else:
+                break
+        if c < n_chain or len(present) == n_chain:
+            continue  # not this chain, or all of it (issued in order by _chain_order)
+        step_of = np.array([steps[offsets[present[i]]] if i in present else -1
+                            for i in range(n_chain)], np.int64)
+        end = int(offsets[k - 1] + ends[k - 1] - starts[k - 1])
+        pieces.append((int(offsets[j]), end, seq, step_of[seg_of]))
+    return pieces
 
 
 def _chain_order(pcs, steps, starts, ends, offsets, seg_starts, seg_ends, seq) -> None:
