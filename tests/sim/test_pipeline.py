@@ -305,6 +305,7 @@ def test_a_calibration_without_the_store_curve_borrows_its_architectures(machine
     h200 = machine_for("h200")
     assert "store_sectors_per_clk_sm_vs_shape" not in h200.calibration.curves
     assert h200.partial_store_rates() == machine.partial_store_rates()
+    assert h200.store_curve_source() == "h100-sxm" == machine.store_curve_source()
 
 
 # -- long streams ------------------------------------------------------------------------

@@ -132,8 +132,10 @@ class Machine:
         from that of a calibrated device of the same architecture (the rate belongs to
         the SM's store path and the L2 it feeds, which one architecture shares); None
         where neither has one."""
-        curve = self.calibration.curves.get(STORE_CURVE) or _same_architecture_curve(
-            self.device.key, self.device.architecture, STORE_CURVE)
+        curve = self.calibration.curves.get(STORE_CURVE)
+        if not curve:
+            curve = _same_architecture_curve(self.device.key, self.device.architecture,
+                                             STORE_CURVE)[0]
         if not curve:
             return None
         by_piece: dict[float, list[float]] = {}
@@ -144,6 +146,14 @@ class Machine:
             return None
         pieces = tuple(sorted(by_piece))
         return pieces, tuple(sum(by_piece[p]) / len(by_piece[p]) for p in pieces)
+
+    def store_curve_source(self) -> str | None:
+        """The calibration the scattered-store rates come from (this device's, else a
+        calibrated device of the same architecture), or None where there are none."""
+        if self.calibration.curves.get(STORE_CURVE):
+            return self.calibration.device
+        return _same_architecture_curve(self.device.key, self.device.architecture,
+                                        STORE_CURVE)[1]
 
     def l2_bytes_per_cycle(self) -> float:
         gbs = self.mem("l2_read_gbs", 0.0) or 2.5 * self.device.memory.peak_bandwidth_gbs
@@ -208,7 +218,10 @@ STORE_CURVE = "store_sectors_per_clk_sm_vs_shape"
 
 
 @lru_cache(maxsize=32)
-def _same_architecture_curve(key: str, architecture: str, name: str) -> list | None:
+def _same_architecture_curve(key: str, architecture: str,
+                             name: str) -> tuple[list | None, str | None]:
+    """(the curve ``name``, the device whose calibration has it) from another shipped
+    calibration of ``architecture``; (None, None) where none has it."""
     for path in sorted(CALIBRATION_DIR.glob("*.json")):
         if path.stem == key:
             continue
@@ -219,8 +232,8 @@ def _same_architecture_curve(key: str, architecture: str, name: str) -> list | N
         if other.architecture == architecture:
             curve = load_calibration(path.stem).curves.get(name)
             if curve:
-                return curve
-    return None
+                return curve, path.stem
+    return None, None
 
 
 def _nearest_calibrated(device: Device) -> Device:

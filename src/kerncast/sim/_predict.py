@@ -370,7 +370,8 @@ def predict_launch(kernel: CorpusKernel, config: LaunchConfig, device: str | Dev
     seconds = fixed + max(execute, dispatch)
     return _result(seconds, cycles, full, machine, fixed + max(dispatch - execute, 0.0), {
         "device": dev.key, "calibration": machine.calibration.device,
-        "adapted_from": machine.adapted_from, "registers": res.registers,
+        "adapted_from": machine.adapted_from, "store_rates_from": machine.store_curve_source(),
+        "registers": res.registers,
         "shared_bytes": shared, "blocks_per_sm": psat, "limiting": occ.limiting,
         "sm_count": n_sm, "blocks": blocks, "waves": waves + (1 if rest else 0),
         "round_blocks": per_sm, "round_warps": len(rnd.streams), "round_cycles": full.cycles,
