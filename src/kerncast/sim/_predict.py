@@ -172,7 +172,11 @@ def _predicated_runs(steps, starts, ends, offsets, seg_starts, seg_ends, seq,
     seq = np.asarray(seq, np.int64)
     seg_of = np.searchsorted(np.asarray(seg_starts, np.int64), seq, side="right") - 1
     pieces = []  # (first position, end position, pcs, steps) of each rewritten run
-    for j in np.flatnonzero(starts == seg_starts[0]).tolist():
+    whole = np.zeros(len(starts), bool)
+    hit = _chain_hits(starts, ends, seg_starts, seg_ends)
+    whole[:len(hit)] = hit
+    begins = (starts == seg_starts[0]) & (ends == seg_ends[0]) & ~whole
+    for j in np.flatnonzero(begins).tolist():
         c, k, present = 0, j, {}
         while c < n_chain:
             if k < len(starts) and starts[k] == seg_starts[c] and ends[k] == seg_ends[c]:
@@ -183,7 +187,7 @@ def _predicated_runs(steps, starts, ends, offsets, seg_starts, seg_ends, seq,
             else:
                 break
         if c < n_chain or len(present) == n_chain:
-            continue  # not this chain, or all of it (issued in order by _chain_order)
+            continue  # not this chain (or, at the stream's end, all of it)
         step_of = np.array([steps[offsets[present[i]]] if i in present else -1
                             for i in range(n_chain)], np.int64)
         end = int(offsets[k - 1] + ends[k - 1] - starts[k - 1])
@@ -191,18 +195,25 @@ def _predicated_runs(steps, starts, ends, offsets, seg_starts, seg_ends, seq,
     return pieces
 
 
+def _chain_hits(starts, ends, seg_starts, seg_ends) -> np.ndarray:
+    """Per segment execution (up to the last that can start the chain), whether the chain
+    runs whole from there."""
+    span = max(len(starts) - len(seg_starts) + 1, 0)
+    hit = np.ones(span, bool)
+    for j, (s0, e0) in enumerate(zip(seg_starts, seg_ends)):
+        hit &= (starts[j:j + span] == s0) & (ends[j:j + span] == e0)
+    return hit
+
+
 def _chain_order(pcs, steps, starts, ends, offsets, seg_starts, seg_ends, seq) -> None:
     """Issue a chain of segments joined by if-converted branches in its scheduled order,
     where a warp ran every segment of it one after the other; each instruction keeps the
     step (execution) it belongs to."""
-    span = len(starts) - len(seg_starts) + 1
-    hit = np.ones(span, bool)
-    for j, (s0, e0) in enumerate(zip(seg_starts, seg_ends)):
-        hit &= (starts[j:j + span] == s0) & (ends[j:j + span] == e0)
+    hit = _chain_hits(starts, ends, seg_starts, seg_ends)
     if not hit.any():
         return
     seq = np.asarray(seq, np.int64)
-    at = offsets[:span][hit][:, None]
+    at = offsets[:len(hit)][hit][:, None]
     moved = at + (seq - seg_starts[0])  # where each scheduled pc sat in program order
     steps[at + np.arange(len(seq))] = steps[moved]
     pcs[at + np.arange(len(seq))] = seq
