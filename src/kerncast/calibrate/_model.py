@@ -23,9 +23,13 @@ from pathlib import Path
 
 from kerncast._errors import InputError
 
-__all__ = ["CALIBRATION_DIR", "Calibration", "InstructionTiming", "load_calibration"]
+__all__ = ["CALIBRATION_DIR", "STORE_CURVE", "Calibration", "InstructionTiming",
+           "load_calibration"]
 
 CALIBRATION_DIR = Path(__file__).with_name("data")
+#: the curve of scattered stores: [sectors per request, bytes of each sector written,
+#: sectors written per cycle per SM], measured over a matrix beyond the L2
+STORE_CURVE = "store_sectors_per_clk_sm_vs_shape"
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ import numpy as np
 from kerncast import __version__
 from kerncast._errors import ToolchainError
 from kerncast.calibrate._analysis import cache_size_from_curve, fit_line, granularity_from_curve
-from kerncast.calibrate._model import Calibration, InstructionTiming
+from kerncast.calibrate._model import STORE_CURVE, Calibration, InstructionTiming
 from kerncast.devices import Device
 
 __all__ = ["ARITH_OPS", "PARTS", "run_calibration", "update_part"]
@@ -327,12 +327,12 @@ def _gather_curve(b: _Bench) -> list[list[float]]:
 
 
 def _access_curves(b: _Bench, progress) -> dict[str, list[list[float]]]:
-    """The load/store path's rates for scattered warp requests: sectors stored per cycle
-    (DRAM-sized and L2-resident matrices, rows a power of two bytes apart; and a
-    DRAM-sized one whose rows are 32 bytes more apart) and L1 lines gathered per cycle, per SM, by
-    how many sectors or lines one request spans."""
+    """The load/store path's rates for scattered warp requests, per SM, by how many
+    sectors or lines one request spans: sectors stored per cycle (DRAM-sized and
+    L2-resident matrices, rows a power of two bytes apart; and a DRAM-sized one whose
+    rows are 32 bytes more apart) and L1 lines gathered per cycle."""
     out = {
-        "store_sectors_per_clk_sm_vs_shape": _scatter_curve(b, 256 << 20),
+        STORE_CURVE: _scatter_curve(b, 256 << 20),
         "store_sectors_per_clk_sm_vs_shape_l2": _scatter_curve(b, 16 << 20),
         "store_sectors_per_clk_sm_vs_shape_padded": _scatter_curve(b, 256 << 20, pad=32),
         "l1_gather_lines_per_clk_sm_vs_lines": _gather_curve(b),

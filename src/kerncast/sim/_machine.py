@@ -17,7 +17,7 @@ from functools import lru_cache
 import numpy as np
 
 from kerncast._errors import InputError
-from kerncast.calibrate import CALIBRATION_DIR, Calibration, load_calibration
+from kerncast.calibrate import CALIBRATION_DIR, STORE_CURVE, Calibration, load_calibration
 from kerncast.devices import Device, get_device, list_devices
 from kerncast.ptx import InstrClass
 
@@ -210,11 +210,6 @@ def _timings(cal: Calibration, schedulers: int, warp: int) -> tuple[dict, dict, 
         latency[cls.value] = max(1.0, timing.latency_cycles)
         pipe_of[cls.value] = pipe
     return issue, latency, pipe_of
-
-
-#: the calibration curve of scattered stores: [sectors per request, bytes of each sector
-#: written, sectors written per cycle per SM], measured over a matrix beyond the L2
-STORE_CURVE = "store_sectors_per_clk_sm_vs_shape"
 
 
 @lru_cache(maxsize=32)

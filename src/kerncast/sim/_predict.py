@@ -186,8 +186,8 @@ def _predicated_runs(steps, starts, ends, offsets, seg_starts, seg_ends, seq,
                 c += 1
             else:
                 break
-        if c < n_chain or len(present) == n_chain:
-            continue  # not this chain (or, at the stream's end, all of it)
+        if c < n_chain:
+            continue  # not this chain
         step_of = np.array([steps[offsets[present[i]]] if i in present else -1
                             for i in range(n_chain)], np.int64)
         end = int(offsets[k - 1] + ends[k - 1] - starts[k - 1])
