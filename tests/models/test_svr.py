@@ -65,3 +65,22 @@ def test_needs_two_training_kernels(data):
 def test_unknown_parameters_are_refused(data, param, value, message):
     with pytest.raises(InputError, match=message):
         SamplingSVR(**{param: value}).fit(data)
+
+
+def test_keeps_the_base_where_no_svr_generalises(data):
+    """Each training kernel runs a fixed factor off the base model, in opposite
+    directions: nothing in the features carries over to the held-out kernel of an inner
+    fold, so the search keeps the base prediction as it is."""
+    from dataclasses import replace
+
+    train = data.subset(["matmul_naive", "synthetic_stencil"])
+    base = Sampling().fit(train).predict(train)
+    factor = np.where(train.times["kernel"] == "matmul_naive", 1.5, 1 / 1.5)
+    skewed = replace(train, times=train.times.assign(time_median_s=base * factor))
+    model = SamplingSVR().fit(skewed)
+    assert model.best_params_ == {"svr": "no correction"}
+    estimates = [p.based_on for p in model.explain(data.subset(["synthetic_stream"]))
+                 if "ips_estimate" in p.based_on]
+    assert estimates
+    for info in estimates:
+        assert info["ips_estimate"] == pytest.approx(info["ips_base"], rel=1e-12)
