@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from kerncast._errors import InputError
+from kerncast._errors import InputError, ToolchainError
 from kerncast.corpus import CorpusKernel, LaunchConfig
 from kerncast.devices import Device, get_device, occupancy
 from kerncast.sim._inputs import data_dependent, emulation_args
@@ -43,6 +43,7 @@ from kerncast.sim._machine import Machine, machine_for
 from kerncast.sim._memory import request_costs
 from kerncast.sim._pipeline import (DEFAULT_BUDGET, RoundResult, build_table, constant_replays,
                                     memory_keys, sample_streams, simulate_round)
+from kerncast.sim._regbanks import charge_conflicts, pc_conflicts
 from kerncast.sim._sharing import probe_blocks, resident_shares, wave_sharing
 from kerncast.sim._straggler import LoopBound, loop_trip_bound
 from kerncast.trace import KINDS, SPACES
@@ -86,13 +87,28 @@ def _program(module, entry: str):
 _TABLES: dict[tuple[int, int], tuple] = {}
 
 
-def _tables(program, machine: Machine):
-    key = (id(program), id(machine))
+def _tables(program, machine: Machine, arch: str | None):
+    """The program's table (with its register-bank conflicts charged where ptxas and
+    nvdisasm can show them) and how the conflicts were found."""
+    key = (id(program), id(machine), arch)
     if key not in _TABLES:
         if len(_TABLES) > 64:
             _TABLES.clear()
-        _TABLES[key] = (build_table(program, machine), program, machine)  # keep both alive
-    return _TABLES[key][0]
+        table, nregs, orders = build_table(program, machine)
+        table, banks = _with_bank_conflicts(table, program, arch)
+        _TABLES[key] = ((table, nregs, orders), banks, program, machine)  # keep both alive
+    return _TABLES[key][:2]
+
+
+def _with_bank_conflicts(table, program, arch: str | None) -> tuple[list, str]:
+    if arch is None:
+        return table, "not modelled: the device has no PTX target"
+    try:
+        conflicts = pc_conflicts(program, arch)
+    except (ToolchainError, ValueError, KeyError) as exc:
+        return table, f"not modelled: {exc}"
+    return charge_conflicts(table, conflicts), (
+        f"from the SASS (ptxas -arch={arch}): {len(conflicts)} PTX instructions in conflict")
 
 
 def _l1_bytes(dev: Device, shared_per_sm: int) -> int:
@@ -345,7 +361,7 @@ def predict_launch(kernel: CorpusKernel, config: LaunchConfig, device: str | Dev
                            config.threads_per_block) if dependent else None
     if loop is not None:
         sources = _common_sources(sources, loop.rare, trace.warps_per_block)
-    table, nregs, orders = _tables(trace.program, machine)
+    (table, nregs, orders), banks = _tables(trace.program, machine, dev.ptx_target)
     table = constant_replays(table, trace)
     wave = psat * n_sm
     sharing = wave_sharing(traces, config.grid, probes, emulated, wave=wave, total_blocks=blocks,
@@ -382,7 +398,7 @@ def predict_launch(kernel: CorpusKernel, config: LaunchConfig, device: str | Dev
     return _result(seconds, cycles, full, machine, fixed + max(dispatch - execute, 0.0), {
         "device": dev.key, "calibration": machine.calibration.device,
         "adapted_from": machine.adapted_from, "store_rates_from": machine.store_curve_source(),
-        "registers": res.registers,
+        "registers": res.registers, "register_bank_conflicts": banks,
         "shared_bytes": shared, "blocks_per_sm": psat, "limiting": occ.limiting,
         "sm_count": n_sm, "blocks": blocks, "waves": waves + (1 if rest else 0),
         "round_blocks": per_sm, "round_warps": len(rnd.streams), "round_cycles": full.cycles,

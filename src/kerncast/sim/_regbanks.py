@@ -1,0 +1,127 @@
+"""Register-bank conflicts of the real SASS, charged to the PTX instructions they come from.
+
+An SM sub-partition reads its register file through two banks, the even and the odd
+registers, one register per bank a cycle. An arithmetic instruction that reads two
+distinct registers of the same bank waits a cycle for each extra read before it
+dispatches, unless the operand reuse cache serves one of them: an operand that an
+instruction marks ``.reuse`` stays cached for the warp's next instruction in the same
+operand slot. Which registers an instruction reads is ptxas's choice, so the SASS of
+the module decides (``ptxas -lineinfo`` and ``nvdisasm``, as in
+:mod:`kerncast.trace._sasscode`).
+
+Measured on an H100 (``data/probes/register_banks_h100.json``), warp instructions a
+cycle per scheduler with 16 warps each, one dependent chain per thread:
+
+* ``FFMA R4, R4, UR4, R3`` (a multiplier in a uniform register, the addend in an odd
+  register): 0.88, the loop's own instructions taking the rest;
+* ``FFMA R4, R4, R2, R3`` (arith_mixed's loop: R4 and R2 both even): 0.45;
+* four and eight independent chains, whose FFMAs reuse the multiplier and the addend
+  from the previous instruction: 0.93 and 0.97; two chains, every other FFMA in
+  conflict: 0.64.
+
+So a conflict holds the instruction's pipe a cycle longer, which is what
+:func:`conflict_cycles` counts and :func:`charge_conflicts` charges. :func:`line_conflicts` averages those cycles over the SASS instructions of each
+PTX line: a PTX instruction unrolled into several copies pays their mean.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+__all__ = ["ARITHMETIC", "charge_conflicts", "conflict_cycles", "line_conflicts", "pc_conflicts"]
+
+#: SASS opcodes (the mnemonic before the first dot) that read 32-bit registers through
+#: the banks at one instruction a cycle; wide (64-bit) forms are left out
+ARITHMETIC = frozenset((
+    "FFMA", "FADD", "FMUL", "FMNMX", "FSEL", "FSETP", "IMAD", "IADD3", "LOP3", "SHF",
+    "ISETP", "IMNMX", "SEL", "LEA", "PRMT", "IABS", "HFMA2", "HADD2", "HMUL2",
+))
+_WIDE = (".WIDE", ".64", ".F64")
+_REGISTER = re.compile(r"^[-|!~]*(R\d+)(\.reuse)?")
+
+
+def _operands(text: str) -> list[str]:
+    body = text.split(None, 1)
+    return [o.strip() for o in body[1].split(",")] if len(body) > 1 else []
+
+
+def _registers(operands: list[str]) -> list[tuple[int, str, bool]]:
+    """(slot, register, marked reuse) of each source operand that is a vector register."""
+    out = []
+    for slot, operand in enumerate(operands[1:], start=1):
+        match = _REGISTER.match(operand)
+        if match and match.group(1) != "RZ":
+            out.append((slot, match.group(1), bool(match.group(2))))
+    return out
+
+
+def conflict_cycles(text: str, previous: str | None) -> int:
+    """Extra issue cycles of one SASS instruction (``text`` without its guard) from
+    reads of the same register bank; ``previous`` is the instruction before it in its
+    basic block (its ``.reuse`` operands are cached), or None at a block's start."""
+    opcode = text.split(None, 1)[0] if text.strip() else ""
+    if opcode.split(".", 1)[0] not in ARITHMETIC or any(w in opcode for w in _WIDE):
+        return 0
+    cached = set()
+    if previous is not None:
+        cached = {(slot, reg) for slot, reg, reuse in _registers(_operands(previous)) if reuse}
+    read = {reg for slot, reg, _ in _registers(_operands(text)) if (slot, reg) not in cached}
+    per_bank = [0, 0]
+    for reg in read:
+        per_bank[int(reg[1:]) % 2] += 1
+    return max(max(per_bank) - 1, 0)
+
+
+def line_conflicts(function) -> dict[int, float]:
+    """Mean extra issue cycles of the SASS instructions of each PTX line of a
+    :class:`~kerncast.trace._sasscode.SassFunction` (lines with none are left out)."""
+    total: dict[int, int] = {}
+    count: dict[int, int] = {}
+    for block in function.blocks:
+        previous = None
+        for ins in block.instructions:
+            text = ins.text
+            if ins.line and not ins.inherited:
+                total[ins.line] = total.get(ins.line, 0) + conflict_cycles(text, previous)
+                count[ins.line] = count.get(ins.line, 0) + 1
+            previous = text
+    return {line: total[line] / count[line] for line in total if total[line]}
+
+
+def pc_conflicts(program, arch: str) -> dict[int, float]:
+    """Mean extra issue cycles from register-bank conflicts of each pc of an emulator
+    program whose SASS has any. Raises :class:`~kerncast.ToolchainError` when ptxas or
+    nvdisasm is missing or fails, ``ValueError`` when the program has no module."""
+    from kerncast.trace._sasscode import assemble  # noqa: PLC0415
+    from kerncast.trace._sassmap import printed_module  # noqa: PLC0415
+
+    if getattr(program, "module", None) is None:
+        raise ValueError("register-bank conflicts need the PTX module of the program")
+    text, line_of = printed_module(program.module)
+    code = assemble(text, arch, name=program.kernel.name)
+    by_line = line_conflicts(code.function(program.kernel.name))
+    out = {}
+    for pc, item in enumerate(program.items):
+        if item.kind == "op":
+            extra = by_line.get(line_of.get(id(item.instr), 0), 0.0)
+            if extra:
+                out[pc] = extra
+    return out
+
+
+def charge_conflicts(table: list, conflicts: dict[int, float]) -> list:
+    """``table`` (the pipeline's :class:`~kerncast.sim._pipeline.Op` per pc) with each
+    arithmetic pc holding its pipe for at least one cycle plus its conflict cycles per
+    SASS instruction it stands for. A pipe that already takes two cycles a warp
+    instruction (IMAD, FP64 on an H100) reads the operands over those cycles: its
+    conflicts cost nothing (corpus arith_int32, whose IMADs conflict, runs at the
+    rate the pipes alone give)."""
+    from kerncast.sim._pipeline import K_ALU  # noqa: PLC0415
+
+    out = list(table)
+    for pc, extra in conflicts.items():
+        op = out[pc]
+        if op.kind == K_ALU:
+            out[pc] = replace(op, issue=max(op.issue, op.slots * (1.0 + extra)))
+    return out
