@@ -20,8 +20,8 @@ cycle per scheduler with 16 warps each, one dependent chain per thread:
   conflict: 0.64.
 
 So a conflict holds the instruction's pipe a cycle longer, which is what
-:func:`conflict_cycles` counts and :func:`charge_conflicts` charges. :func:`line_conflicts` averages those cycles over the SASS instructions of each
-PTX line: a PTX instruction unrolled into several copies pays their mean.
+:func:`conflict_cycles` counts and :func:`charge_conflicts` charges. :func:`line_conflicts` averages those cycles over the arithmetic SASS instructions of
+each PTX line: a PTX instruction unrolled into several copies pays their mean.
 """
 
 from __future__ import annotations
@@ -39,6 +39,10 @@ ARITHMETIC = frozenset((
 ))
 _WIDE = (".WIDE", ".64", ".F64")
 _REGISTER = re.compile(r"^[-|!~]*(R\d+)(\.reuse)?")
+
+
+def _arithmetic(opcode: str) -> bool:
+    return opcode.split(".", 1)[0] in ARITHMETIC and not any(w in opcode for w in _WIDE)
 
 
 def _operands(text: str) -> list[str]:
@@ -60,8 +64,7 @@ def conflict_cycles(text: str, previous: str | None) -> int:
     """Extra issue cycles of one SASS instruction (``text`` without its guard) from
     reads of the same register bank; ``previous`` is the instruction before it in its
     basic block (its ``.reuse`` operands are cached), or None at a block's start."""
-    opcode = text.split(None, 1)[0] if text.strip() else ""
-    if opcode.split(".", 1)[0] not in ARITHMETIC or any(w in opcode for w in _WIDE):
+    if not _arithmetic(text.split(None, 1)[0] if text.strip() else ""):
         return 0
     cached = set()
     if previous is not None:
@@ -74,15 +77,16 @@ def conflict_cycles(text: str, previous: str | None) -> int:
 
 
 def line_conflicts(function) -> dict[int, float]:
-    """Mean extra issue cycles of the SASS instructions of each PTX line of a
-    :class:`~kerncast.trace._sasscode.SassFunction` (lines with none are left out)."""
+    """Mean extra issue cycles of the arithmetic SASS instructions of each PTX line of a
+    :class:`~kerncast.trace._sasscode.SassFunction` (lines with none are left out;
+    loads ptxas hoisted onto a line do not dilute its mean)."""
     total: dict[int, int] = {}
     count: dict[int, int] = {}
     for block in function.blocks:
         previous = None
         for ins in block.instructions:
             text = ins.text
-            if ins.line and not ins.inherited:
+            if ins.line and not ins.inherited and _arithmetic(ins.opcode):
                 total[ins.line] = total.get(ins.line, 0) + conflict_cycles(text, previous)
                 count[ins.line] = count.get(ins.line, 0) + 1
             previous = text
