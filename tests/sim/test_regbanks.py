@@ -14,26 +14,42 @@ needs_tools = pytest.mark.skipif(bool(_sasscode.missing_tools()),
                                  reason="needs ptxas and nvdisasm")
 
 
-@pytest.mark.parametrize("text, previous, cycles", [
+@pytest.mark.parametrize("before, text, cycles", [
     # corpus arith_mixed's loop on an H100: R4 and R2 are both even
-    ("FFMA R4, R4, R2, R3", None, 1),
+    ([], "FFMA R4, R4, R2, R3", 1),
     # a uniform register and one odd register beside the chain's even one
-    ("FFMA R4, R4, UR4, R3", None, 0),
+    ([], "FFMA R4, R4, UR4, R3", 0),
     # three even registers: two extra reads
-    ("FFMA R4, R2, R6, R8", None, 2),
-    # the reuse cache serves R0 and R3 (marked by the previous instruction, same slots)
-    ("FFMA R6, R0, R6, R3.reuse", "FFMA R4, R0.reuse, R4, R3.reuse", 0),
-    # ... but not R0 in another slot
-    ("FFMA R6, R6, R0, R3", "FFMA R4, R0.reuse, R4, R3.reuse", 1),
-    # the destination is written, not read; RZ reads nothing; modifiers are stripped
-    ("IADD3 R2, -R4, R6, RZ", None, 1),
-    ("FADD R2, R2, |R3|", None, 0),
+    ([], "FFMA R4, R2, R6, R8", 2),
+    # two chains (the probe's vector_ilp2): the reuse cache serves R0 and R3 to the second
+    # FFMA, the first reads R0 and R4 again (the second read R0 without keeping it)
+    (["FFMA R4, R0.reuse, R4, R3.reuse"], "FFMA R6, R0, R6, R3.reuse", 0),
+    (["FFMA R4, R0.reuse, R4, R3.reuse", "FFMA R6, R0, R6, R3.reuse"],
+     "FFMA R4, R0.reuse, R4, R3.reuse", 1),
+    # a cached register in another slot is read again
+    (["FFMA R4, R0.reuse, R4, R3.reuse"], "FFMA R6, R6, R0, R3", 1),
+    # corpus arith_fp32 (8 chains): the loop's ISETP reads R12 in slot a and RZ in b,
+    # so b and c still hold R16 and R17
+    (["FFMA R21, R21, R16.reuse, R17.reuse", "ISETP.NE.AND P6, PT, R12, RZ, PT"],
+     "FFMA R22, R22, R16, R17", 0),
+    # ... had it read R13 in slot b, R16 would be read again (R22 and R16 both even)
+    (["FFMA R21, R21, R16.reuse, R17.reuse", "ISETP.NE.AND P6, PT, R12, R13, PT"],
+     "FFMA R22, R22, R16, R17", 1),
+    # destinations are written, not read: a predicate and a register dest, then R15
+    ([], "LOP3.LUT P6, R27, R15, 0x80000000, RZ, 0xc0, !PT", 0),
+    ([], "IADD3 R1, P0, R2, R4, RZ", 1),
+    # RZ reads nothing; modifiers are stripped
+    ([], "IADD3 R2, -R4, R6, RZ", 1),
+    ([], "FADD R2, R2, |R3|", 0),
     # memory and wide instructions are not charged
-    ("LDG.E R4, desc[UR4][R2.64]", None, 0),
-    ("IMAD.WIDE R2, R0, R4, R2", None, 0),
+    ([], "LDG.E R4, desc[UR4][R2.64]", 0),
+    ([], "IMAD.WIDE R2, R0, R4, R2", 0),
 ])
-def test_conflict_cycles(text, previous, cycles):
-    assert conflict_cycles(text, previous) == cycles
+def test_conflict_cycles(before, text, cycles):
+    cache: dict[int, str] = {}
+    for earlier in before:
+        conflict_cycles(earlier, cache)
+    assert conflict_cycles(text, cache) == cycles
 
 
 def test_line_conflicts_are_means_over_the_lines_arithmetic():
@@ -80,3 +96,22 @@ def test_arith_mixed_loop_conflicts_on_every_fma():
     fmas = [pc for pc, item in enumerate(program.items)
             if item.kind == "op" and item.instr.opcode == "fma"]
     assert fmas and {pc for pc in fmas if conflicts.get(pc) == 1.0} == set(fmas)
+
+
+@needs_tools
+@pytest.mark.toolchain
+def test_predictions_say_where_the_conflicts_come_from(monkeypatch):
+    from kerncast.corpus import get_kernel
+    from kerncast.sim import predict_launch
+    from kerncast.sim import _predict
+
+    kernel = get_kernel("arith_mixed")
+    config = kernel.launch("small")
+    found = predict_launch(kernel, config, "h100").based_on["register_bank_conflicts"]
+    assert found.startswith("from the SASS (ptxas -arch=sm_90)")
+    # without nvdisasm the model goes on without them, and says so
+    monkeypatch.setattr(_sasscode, "missing_tools", lambda: _sasscode.NO_NVDISASM)
+    monkeypatch.setattr(_predict, "_TABLES", {})
+    without = predict_launch(kernel, config, "h100")
+    assert without.based_on["register_bank_conflicts"] == "not modelled: " + _sasscode.NO_NVDISASM
+    assert without.seconds > 0

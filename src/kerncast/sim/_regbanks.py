@@ -4,8 +4,9 @@ An SM sub-partition reads its register file through two banks, the even and the 
 registers, one register per bank a cycle. An arithmetic instruction that reads two
 distinct registers of the same bank waits a cycle for each extra read before it
 dispatches, unless the operand reuse cache serves one of them: an operand that an
-instruction marks ``.reuse`` stays cached for the warp's next instruction in the same
-operand slot. Which registers an instruction reads is ptxas's choice, so the SASS of
+instruction marks ``.reuse`` stays cached in its slot (a, b or c) for the warp's next
+instructions, until an instruction reads another register, or the same one without the
+mark, through that slot. Which registers an instruction reads is ptxas's choice, so the SASS of
 the module decides (``ptxas -lineinfo`` and ``nvdisasm``, as in
 :mod:`kerncast.trace._sasscode`).
 
@@ -38,7 +39,8 @@ ARITHMETIC = frozenset((
     "ISETP", "IMNMX", "SEL", "LEA", "PRMT", "IABS", "HFMA2", "HADD2", "HMUL2",
 ))
 _WIDE = (".WIDE", ".64", ".F64")
-_REGISTER = re.compile(r"^[-|!~]*(R\d+)(\.reuse)?")
+_REGISTER = re.compile(r"^[-|!~]*(R\d+|RZ)(\.reuse)?")
+_PREDICATE = re.compile(r"^!?U?P(T|\d+)$")
 
 
 def _arithmetic(opcode: str) -> bool:
@@ -50,26 +52,43 @@ def _operands(text: str) -> list[str]:
     return [o.strip() for o in body[1].split(",")] if len(body) > 1 else []
 
 
-def _registers(operands: list[str]) -> list[tuple[int, str, bool]]:
-    """(slot, register, marked reuse) of each source operand that is a vector register."""
-    out = []
-    for slot, operand in enumerate(operands[1:], start=1):
-        match = _REGISTER.match(operand)
-        if match and match.group(1) != "RZ":
-            out.append((slot, match.group(1), bool(match.group(2))))
-    return out
+def _sources(opcode: str, operands: list[str]) -> list[str]:
+    """The operands in the a, b and c slots: past the destination register and the
+    predicates the instruction also writes (``ISETP P0, PT, R2, R3, PT`` and
+    ``LOP3.LUT P6, R27, R15, 0x80000000, RZ, 0xc0, !PT`` read R2, R3 and R15;
+    ``IADD3 R1, P0, R2, R3, RZ`` reads R2 and R3)."""
+    rest = list(operands)
+    while rest and _PREDICATE.match(rest[0]):
+        rest.pop(0)
+    if "SETP" not in opcode and rest:
+        rest.pop(0)  # the destination register
+        while rest and _PREDICATE.match(rest[0]):
+            rest.pop(0)
+    return rest[:3]
 
 
-def conflict_cycles(text: str, previous: str | None) -> int:
+def conflict_cycles(text: str, cache: dict[int, str]) -> int:
     """Extra issue cycles of one SASS instruction (``text`` without its guard) from
-    reads of the same register bank; ``previous`` is the instruction before it in its
-    basic block (its ``.reuse`` operands are cached), or None at a block's start."""
-    if not _arithmetic(text.split(None, 1)[0] if text.strip() else ""):
+    reads of the same register bank. ``cache`` holds the register each operand slot's
+    reuse cache keeps (0, 1, 2 for a, b, c) and is updated: a slot that reads a vector
+    register keeps it if the operand is marked ``.reuse`` and drops it otherwise;
+    immediates, constants, uniform registers and RZ leave the slot as it was. Other
+    instructions than :data:`ARITHMETIC` neither conflict nor touch the cache."""
+    opcode = text.split(None, 1)[0] if text.strip() else ""
+    if not _arithmetic(opcode):
         return 0
-    cached = set()
-    if previous is not None:
-        cached = {(slot, reg) for slot, reg, reuse in _registers(_operands(previous)) if reuse}
-    read = {reg for slot, reg, _ in _registers(_operands(text)) if (slot, reg) not in cached}
+    read = set()
+    for slot, operand in enumerate(_sources(opcode, _operands(text))):
+        match = _REGISTER.match(operand)
+        if not match or match.group(1) == "RZ":
+            continue
+        reg = match.group(1)
+        if cache.get(slot) != reg:
+            read.add(reg)
+        if match.group(2):
+            cache[slot] = reg
+        else:
+            cache.pop(slot, None)
     per_bank = [0, 0]
     for reg in read:
         per_bank[int(reg[1:]) % 2] += 1
@@ -83,13 +102,12 @@ def line_conflicts(function) -> dict[int, float]:
     total: dict[int, int] = {}
     count: dict[int, int] = {}
     for block in function.blocks:
-        previous = None
+        cache: dict[int, str] = {}  # nothing cached where a block starts
         for ins in block.instructions:
-            text = ins.text
+            cycles = conflict_cycles(ins.text, cache)
             if ins.line and not ins.inherited and _arithmetic(ins.opcode):
-                total[ins.line] = total.get(ins.line, 0) + conflict_cycles(text, previous)
+                total[ins.line] = total.get(ins.line, 0) + cycles
                 count[ins.line] = count.get(ins.line, 0) + 1
-            previous = text
     return {line: total[line] / count[line] for line in total if total[line]}
 
 
