@@ -475,7 +475,13 @@ class _Sim:
         for h in heaps:
             heapq.heapify(h)
         self._heaps = heaps
-        table, pos, streams = self.table, self.pos, self.streams
+        # plain lists and tuples: the loop below runs once per issued instruction
+        table = [(op.kind, op.pipe, op.issue, op.slots, op.latency, op.srcs, op.dsts)
+                 for op in self.table]
+        pos = self.pos
+        pcs_of = [p.tolist() if isinstance(p, np.ndarray) else list(p) for p, _ in self.streams]
+        steps_of = [s for _, s in self.streams]
+        lengths = [len(p) for p in pcs_of]
         sched_free, pipe_free, busy = self.sched_free, self.pipe_free, self.busy
         order = range(len(heaps))
         push, pop, replace = heapq.heappush, heapq.heappop, heapq.heapreplace
@@ -521,23 +527,22 @@ class _Sim:
             s = first.index(now)
             h = heaps[s]
             t, w = h[0]
-            pcs, steps = streams[w]
             i = pos[w]
-            if i >= len(pcs):
+            if i >= lengths[w]:
                 pop(h)
                 self._finish(w, t)
                 refresh_all()
                 continue
-            pc = pcs[i]
-            op = table[pc]
+            pc = pcs_of[w][i]
+            kind, pipe, issue, slots, latency, srcs, dsts = table[pc]
             ready = readies[w]
-            start = pipe_free[s][op.pipe]
+            free = pipe_free[s]
+            start = free[pipe]
             if start < now:
                 start = now
-            for r in op.srcs:
+            for r in srcs:
                 if ready[r] > start:
                     start = ready[r]
-            kind = op.kind
             if kind == K_MEM and lsu_free > start:
                 if armed[s] < 0 or armed[s] == w:
                     armed[s] = w
@@ -552,9 +557,9 @@ class _Sim:
                 t = h[0][0]
                 first[s] = t if t > sched_free[s] else sched_free[s]
                 continue
-            sched_free[s] = now + op.slots
-            pipe_free[s][op.pipe] = now + op.issue
-            busy[op.pipe] += op.issue
+            sched_free[s] = now + slots
+            free[pipe] = now + issue
+            busy[pipe] += issue
             pos[w] = i + 1
             mark = marks[w]
             if i == mark[0] or i == mark[1]:
@@ -563,14 +568,14 @@ class _Sim:
             if issued == sm_first or issued == sm_last:
                 sm_marked[issued == sm_last] = now
             if kind == K_MEM:
-                latency, hold = memory(w, pc, steps[i], now)
+                latency, hold = memory(w, pc, steps_of[w][i], now)
                 lsu_free = now + hold
                 if armed[s] == w:
                     armed[s] = -1
                     if parked[s]:
                         arm_next(s)  # queued after w: w stays first
-                busy[_LSU] += hold - op.issue
-                for r in op.dsts:
+                busy[_LSU] += hold - issue
+                for r in dsts:
                     ready[r] = now + latency
             elif kind == K_BAR:
                 pop(h)
@@ -578,8 +583,8 @@ class _Sim:
                 refresh_all()
                 continue
             else:
-                done = now + op.latency
-                for r in op.dsts:
+                done = now + latency
+                for r in dsts:
                     ready[r] = done
             replace(h, (now + 1.0, w))
             t = h[0][0]
