@@ -28,22 +28,24 @@ needs_tools = pytest.mark.skipif(bool(_sasscode.missing_tools()),
      "FFMA R4, R0.reuse, R4, R3.reuse", 1),
     # a cached register in another slot is read again
     (["FFMA R4, R0.reuse, R4, R3.reuse"], "FFMA R6, R6, R0, R3", 1),
-    # corpus arith_fp32 (8 chains): the loop's ISETP reads R12 in slot a and RZ in b,
-    # so b and c still hold R16 and R17
+    # corpus arith_fp32 (8 chains): the loop's ISETP between does not touch the FFMAs'
+    # reuse cache, so b and c still hold R16 and R17
     (["FFMA R21, R21, R16.reuse, R17.reuse", "ISETP.NE.AND P6, PT, R12, RZ, PT"],
      "FFMA R22, R22, R16, R17", 0),
-    # ... had it read R13 in slot b, R16 would be read again (R22 and R16 both even)
-    (["FFMA R21, R21, R16.reuse, R17.reuse", "ISETP.NE.AND P6, PT, R12, R13, PT"],
+    # ... an FFMA reading R13 through slot b in between would have taken R16's place
+    (["FFMA R21, R21, R16.reuse, R17.reuse", "FFMA R12, R12, R13, R17.reuse"],
      "FFMA R22, R22, R16, R17", 1),
-    # destinations are written, not read: a predicate and a register dest, then R15
-    ([], "LOP3.LUT P6, R27, R15, 0x80000000, RZ, 0xc0, !PT", 0),
-    ([], "IADD3 R1, P0, R2, R4, RZ", 1),
-    # RZ reads nothing; modifiers are stripped
-    ([], "IADD3 R2, -R4, R6, RZ", 1),
+    # RZ and immediates read nothing; modifiers are stripped
+    ([], "FADD R2, -R4, R6", 1),
     ([], "FADD R2, R2, |R3|", 0),
+    ([], "FFMA R2, R4, RZ, 1.5", 0),
+    # the integer pipe reads its operands over its two cycles: not charged (the probe's
+    # int_vector: IADD3 R7, R4, R0, R7 at the rate of the uniform chain)
+    ([], "IADD3 R7, R4, R0, R7", 0),
+    ([], "LOP3.LUT P6, R27, R14, R16, RZ, 0xc0, !PT", 0),
     # memory and wide instructions are not charged
     ([], "LDG.E R4, desc[UR4][R2.64]", 0),
-    ([], "IMAD.WIDE R2, R0, R4, R2", 0),
+    ([], "DFMA R2, R4, R6, R8", 0),
 ])
 def test_conflict_cycles(before, text, cycles):
     cache: dict[int, str] = {}

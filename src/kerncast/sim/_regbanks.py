@@ -1,28 +1,34 @@
 """Register-bank conflicts of the real SASS, charged to the PTX instructions they come from.
 
 An SM sub-partition reads its register file through two banks, the even and the odd
-registers, one register per bank a cycle. An arithmetic instruction that reads two
-distinct registers of the same bank waits a cycle for each extra read before it
-dispatches, unless the operand reuse cache serves one of them: an operand that an
-instruction marks ``.reuse`` stays cached in its slot (a, b or c) for the warp's next
-instructions, until an instruction reads another register, or the same one without the
-mark, through that slot. Which registers an instruction reads is ptxas's choice, so the SASS of
-the module decides (``ptxas -lineinfo`` and ``nvdisasm``, as in
+registers, one register per bank a cycle. A floating-point instruction that reads two
+distinct registers of the same bank holds its pipe a cycle longer for each extra read,
+unless the operand reuse cache serves one of them: an operand that an instruction
+marks ``.reuse`` stays cached in its slot (a, b or c) for the warp's next
+instructions, until an instruction reads another register, or the same one without
+the mark, through that slot. Which registers an instruction reads is ptxas's choice,
+so the SASS of the module decides (``ptxas -lineinfo`` and ``nvdisasm``, as in
 :mod:`kerncast.trace._sasscode`).
 
-Measured on an H100 (``data/probes/register_banks_h100.json``), warp instructions a
-cycle per scheduler with 16 warps each, one dependent chain per thread:
+Measured on an H100 (``tools/register_bank_probe.py``, results and the probes' SASS in
+``data/probes/register_banks_h100.json``), warp instructions a cycle per scheduler
+with 16 warps each, one dependent chain per thread:
 
 * ``FFMA R4, R4, UR4, R3`` (a multiplier in a uniform register, the addend in an odd
   register): 0.88, the loop's own instructions taking the rest;
 * ``FFMA R4, R4, R2, R3`` (arith_mixed's loop: R4 and R2 both even): 0.45;
 * four and eight independent chains, whose FFMAs reuse the multiplier and the addend
   from the previous instruction: 0.93 and 0.97; two chains, every other FFMA in
-  conflict: 0.64.
+  conflict: 0.64;
+* an integer chain whose IADD3 reads two even registers: 0.49, as fast as the same
+  chain on uniform registers. The integer pipe (and IMAD, and FP64) takes two cycles a
+  warp instruction and reads the operands meanwhile, so only the full-rate
+  floating-point instructions (:data:`ARITHMETIC`) are charged.
 
-So a conflict holds the instruction's pipe a cycle longer, which is what
-:func:`conflict_cycles` counts and :func:`charge_conflicts` charges. :func:`line_conflicts` averages those cycles over the arithmetic SASS instructions of
-each PTX line: a PTX instruction unrolled into several copies pays their mean.
+:func:`conflict_cycles` counts one instruction's extra cycles, :func:`line_conflicts`
+averages them over the SASS instructions of each PTX line (a PTX instruction unrolled
+into several copies pays their mean) and :func:`charge_conflicts` charges them to the
+pipeline's table.
 """
 
 from __future__ import annotations
@@ -32,15 +38,11 @@ from dataclasses import replace
 
 __all__ = ["ARITHMETIC", "charge_conflicts", "conflict_cycles", "line_conflicts", "pc_conflicts"]
 
-#: SASS opcodes (the mnemonic before the first dot) that read 32-bit registers through
-#: the banks at one instruction a cycle; wide (64-bit) forms are left out
-ARITHMETIC = frozenset((
-    "FFMA", "FADD", "FMUL", "FMNMX", "FSEL", "FSETP", "IMAD", "IADD3", "LOP3", "SHF",
-    "ISETP", "IMNMX", "SEL", "LEA", "PRMT", "IABS", "HFMA2", "HADD2", "HMUL2",
-))
+#: SASS opcodes (the mnemonic before the first dot) of the full-rate floating-point
+#: pipe, the only ones whose conflicts the probes see
+ARITHMETIC = frozenset(("FFMA", "FADD", "FMUL", "HFMA2", "HADD2", "HMUL2"))
 _WIDE = (".WIDE", ".64", ".F64")
 _REGISTER = re.compile(r"^[-|!~]*(R\d+|RZ)(\.reuse)?")
-_PREDICATE = re.compile(r"^!?U?P(T|\d+)$")
 
 
 def _arithmetic(opcode: str) -> bool:
@@ -50,21 +52,6 @@ def _arithmetic(opcode: str) -> bool:
 def _operands(text: str) -> list[str]:
     body = text.split(None, 1)
     return [o.strip() for o in body[1].split(",")] if len(body) > 1 else []
-
-
-def _sources(opcode: str, operands: list[str]) -> list[str]:
-    """The operands in the a, b and c slots: past the destination register and the
-    predicates the instruction also writes (``ISETP P0, PT, R2, R3, PT`` and
-    ``LOP3.LUT P6, R27, R15, 0x80000000, RZ, 0xc0, !PT`` read R2, R3 and R15;
-    ``IADD3 R1, P0, R2, R3, RZ`` reads R2 and R3)."""
-    rest = list(operands)
-    while rest and _PREDICATE.match(rest[0]):
-        rest.pop(0)
-    if "SETP" not in opcode and rest:
-        rest.pop(0)  # the destination register
-        while rest and _PREDICATE.match(rest[0]):
-            rest.pop(0)
-    return rest[:3]
 
 
 def conflict_cycles(text: str, cache: dict[int, str]) -> int:
@@ -78,7 +65,7 @@ def conflict_cycles(text: str, cache: dict[int, str]) -> int:
     if not _arithmetic(opcode):
         return 0
     read = set()
-    for slot, operand in enumerate(_sources(opcode, _operands(text))):
+    for slot, operand in enumerate(_operands(text)[1:4]):  # a, b, c: past the destination
         match = _REGISTER.match(operand)
         if not match or match.group(1) == "RZ":
             continue
