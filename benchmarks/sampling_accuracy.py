@@ -11,7 +11,9 @@ SVR never sees the kernel it predicts):
   default: a residual on ``sampling``) and the SVR as published (``svr-as-published``:
   log IPS learned directly, the linear model's IPS a feature);
 * the seed's Table 3: kernels per error class (0-5%, 5-10%, >10%) for each model;
-* the sampling overhead: the time of the sampled runs a model uses over the full run;
+* the sampling overhead: the time of the sampled runs a model uses over the full run,
+  and the floor under it: the overhead of each launch's two smallest samples, the
+  cheapest line a sampler of whole waves can draw;
 
 every mean is over kernels (a kernel sampled at several launch configurations counts
 once, with the mean over its configurations);
@@ -79,6 +81,27 @@ def _per_kernel(data, values: np.ndarray) -> pd.Series:
     """Each kernel's mean over its launches (a kernel sampled at many launch
     configurations counts once, as in the per-kernel error table)."""
     return pd.Series(values, index=data.times["kernel"].to_numpy()).groupby(level=0).mean()
+
+
+def _floor(data) -> tuple[pd.Series, pd.Series]:
+    """Per kernel, the overhead of the cheapest line any sampler of whole waves can
+    draw (its two smallest samples over the full run, %), and the waves of its grid."""
+    from kerncast.models._sampling import JOIN, sample_groups
+
+    groups = sample_groups(data, "cold")
+    cols = [c for c in JOIN if c in data.times.columns]
+    cheapest, waves = [], []
+    for row in data.times.to_dict("records"):
+        group = groups.get(tuple(row[c] for c in cols))
+        part = None if group is None else group[group["blocks_launched"] < row["blocks"]]
+        if part is None or len(part) < 2:
+            cheapest.append(np.nan)
+            waves.append(np.nan)
+            continue
+        cheapest.append(100 * part["time_median_s"].iloc[:2].sum() / row["time_median_s"])
+        wave = int(part["psat"].iloc[0]) * int(part["sm_count"].iloc[0])
+        waves.append(row["blocks"] / wave)
+    return _per_kernel(data, np.array(cheapest)), _per_kernel(data, np.array(waves))
 
 
 def _warnings(data) -> list[str]:
@@ -153,6 +176,11 @@ def main() -> None:
     overhead = {m: _overhead(data, m) for m in ("seed-linear", "sampling")}
     print("\nsampling overhead (sampled runs / full run, %):",
           {k: round(v, 1) for k, v in overhead.items()})
+    cheapest, waves = _floor(data)
+    print(f"the cheapest line of whole waves (each launch's two smallest samples): overhead "
+          f"mean {cheapest.mean():.1f}%, median {cheapest.median():.1f}% over "
+          f"{cheapest.notna().sum()} kernels; {(waves < 60).sum()} of them run under 60 "
+          f"waves at this size, where two samples of one wave or more cost over 5%")
     print("\nflagged by sampling as not to be trusted:")
     warnings = _warnings(data)
     for line in warnings or ["(none)"]:
