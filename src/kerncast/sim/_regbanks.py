@@ -36,12 +36,16 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from kerncast._errors import ToolchainError
+
 __all__ = ["ARITHMETIC", "charge_conflicts", "conflict_cycles", "line_conflicts", "pc_conflicts"]
 
 #: SASS opcodes (the mnemonic before the first dot) of the full-rate floating-point
 #: pipe, the only ones whose conflicts the probes see
 ARITHMETIC = frozenset(("FFMA", "FADD", "FMUL", "HFMA2", "HADD2", "HMUL2"))
 _WIDE = (".WIDE", ".64", ".F64")
+#: version of the rules above, part of the cache key: bump it when they change
+RULES = 1
 _REGISTER = re.compile(r"^[-|!~]*(R\d+|RZ)(\.reuse)?")
 
 
@@ -100,13 +104,35 @@ def line_conflicts(function) -> dict[int, float]:
 
 def pc_conflicts(program, arch: str) -> dict[int, float]:
     """Mean extra issue cycles from register-bank conflicts of each pc of an emulator
-    program whose SASS has any. Raises :class:`~kerncast.ToolchainError` when ptxas or
-    nvdisasm is missing or fails, ``ValueError`` when the program has no module."""
-    from kerncast.trace._sasscode import assemble  # noqa: PLC0415
-    from kerncast.trace._sassmap import printed_module  # noqa: PLC0415
+    program whose SASS has any, cached on disk by the module's PTX text, the kernel,
+    the architecture and the tools. Raises :class:`~kerncast.ToolchainError` when ptxas
+    or nvdisasm is missing or fails, ``ValueError`` when the program has no module."""
+    from kerncast.frontend import _cache  # noqa: PLC0415
+    from kerncast.ptx._printer import to_ptx  # noqa: PLC0415
+    from kerncast.trace import _sasscode  # noqa: PLC0415
 
     if getattr(program, "module", None) is None:
         raise ValueError("register-bank conflicts need the PTX module of the program")
+    missing = _sasscode.missing_tools()
+    if missing:
+        raise ToolchainError(missing)
+    ptxas, nvdisasm = _sasscode.find_tools()
+    name = program.kernel.name
+    key = {"rules": RULES, "arch": arch, "tools": f"{ptxas} {ptxas.path}; nvdisasm {nvdisasm}",
+           "ptx": _cache.digest({"text": to_ptx(replace(program.module, files={}))}),
+           "kernel": name, "pcs": len(program.items)}
+    stored = _cache.load("regbanks", key)
+    if stored is not None and isinstance(stored.get("pcs"), dict):
+        return {int(pc): float(extra) for pc, extra in stored["pcs"].items()}
+    out = _assembled_conflicts(program, arch)
+    _cache.store("regbanks", key, {"pcs": {str(pc): extra for pc, extra in out.items()}})
+    return out
+
+
+def _assembled_conflicts(program, arch: str) -> dict[int, float]:
+    from kerncast.trace._sasscode import assemble  # noqa: PLC0415
+    from kerncast.trace._sassmap import printed_module  # noqa: PLC0415
+
     text, line_of = printed_module(program.module)
     code = assemble(text, arch, name=program.kernel.name)
     by_line = line_conflicts(code.function(program.kernel.name))
