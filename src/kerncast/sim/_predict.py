@@ -84,7 +84,7 @@ def _program(module, entry: str):
     return _program_cached(id(module), module, entry)
 
 
-_TABLES: dict[tuple[int, int], tuple] = {}
+_TABLES: dict[tuple[int, int, str | None], tuple] = {}
 
 
 def _tables(program, machine: Machine, arch: str | None):
