@@ -6,7 +6,7 @@ Event-driven, as the static-analysis seed's pipeline, extended for Hopper-class 
   ``i mod schedulers``); a scheduler issues at most one instruction per cycle, and
   an instruction occupies its pipe (ALU, FMA, FP64, SFU, conversion/shuffle) for
   ``warp size / (results per clock per scheduler)`` cycles;
-* an arithmetic instruction whose SASS reads two distinct registers of one register
+* a floating-point instruction whose SASS reads two distinct registers of one register
   bank (even or odd), not served by the operand reuse cache, holds its pipe a cycle
   longer per extra read (``_regbanks``; corpus arith_mixed's FFMAs run at half rate
   on an H100 for this reason);

@@ -36,8 +36,6 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from kerncast._errors import ToolchainError
-
 __all__ = ["ARITHMETIC", "charge_conflicts", "conflict_cycles", "line_conflicts", "pc_conflicts"]
 
 #: SASS opcodes (the mnemonic before the first dot) of the full-rate floating-point
@@ -108,19 +106,14 @@ def pc_conflicts(program, arch: str) -> dict[int, float]:
     the architecture and the tools. Raises :class:`~kerncast.ToolchainError` when ptxas
     or nvdisasm is missing or fails, ``ValueError`` when the program has no module."""
     from kerncast.frontend import _cache  # noqa: PLC0415
-    from kerncast.ptx._printer import to_ptx  # noqa: PLC0415
-    from kerncast.trace import _sasscode  # noqa: PLC0415
+    from kerncast.trace._sasscode import tools_signature  # noqa: PLC0415
+    from kerncast.trace._sassmap import printed_text  # noqa: PLC0415
 
     if getattr(program, "module", None) is None:
         raise ValueError("register-bank conflicts need the PTX module of the program")
-    missing = _sasscode.missing_tools()
-    if missing:
-        raise ToolchainError(missing)
-    ptxas, nvdisasm = _sasscode.find_tools()
-    name = program.kernel.name
-    key = {"rules": RULES, "arch": arch, "tools": f"{ptxas} {ptxas.path}; nvdisasm {nvdisasm}",
-           "ptx": _cache.digest({"text": to_ptx(replace(program.module, files={}))}),
-           "kernel": name, "pcs": len(program.items)}
+    key = {"rules": RULES, "arch": arch, "tools": tools_signature(),
+           "ptx": _cache.digest({"text": printed_text(program.module)}),
+           "kernel": program.kernel.name, "pcs": len(program.items)}
     stored = _cache.load("regbanks", key)
     if stored is not None and isinstance(stored.get("pcs"), dict):
         return {int(pc): float(extra) for pc, extra in stored["pcs"].items()}
@@ -147,11 +140,9 @@ def _assembled_conflicts(program, arch: str) -> dict[int, float]:
 
 def charge_conflicts(table: list, conflicts: dict[int, float]) -> list:
     """``table`` (the pipeline's :class:`~kerncast.sim._pipeline.Op` per pc) with each
-    arithmetic pc holding its pipe for at least one cycle plus its conflict cycles per
-    SASS instruction it stands for. A pipe that already takes two cycles a warp
-    instruction (IMAD, FP64 on an H100) reads the operands over those cycles: its
-    conflicts cost nothing (corpus arith_int32, whose IMADs conflict, runs at the
-    rate the pipes alone give)."""
+    arithmetic pc holding its pipe for one cycle plus its conflict cycles per SASS
+    instruction it stands for, or for its own issue cycles where those are longer (the
+    reads fit in them)."""
     from kerncast.sim._pipeline import K_ALU  # noqa: PLC0415
 
     out = list(table)

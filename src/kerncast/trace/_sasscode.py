@@ -25,7 +25,8 @@ from pathlib import Path
 from kerncast._errors import ToolchainError
 
 __all__ = ["SassBlock", "SassCode", "SassFunction", "SassInstruction", "assemble",
-           "find_nvdisasm", "find_tools", "missing_tools", "parse_disassembly", "NO_NVDISASM"]
+           "find_nvdisasm", "find_tools", "missing_tools", "parse_disassembly", "tools_signature",
+           "NO_NVDISASM"]
 
 NO_NVDISASM = ("nvdisasm not found: install the wheel with pip install nvidia-cuda-nvdisasm, "
                "or put nvdisasm on PATH")
@@ -265,6 +266,17 @@ def missing_tools() -> str:
     return NO_PTXAS if ptxas is None else NO_NVDISASM if nvdisasm is None else ""
 
 
+def tools_signature() -> str:
+    """The ptxas and nvdisasm in use, as cache keys name them. Raises
+    :class:`~kerncast.ToolchainError` (saying how to install them) when either is
+    missing."""
+    missing = missing_tools()
+    if missing:
+        raise ToolchainError(missing)
+    ptxas, nvdisasm = find_tools()
+    return f"{ptxas} {ptxas.path}; nvdisasm {nvdisasm}"
+
+
 def _code_text(text: str) -> str:
     """The parts of ``nvdisasm`` output that :func:`parse_disassembly` reads (the code
     sections), which is what the cache keeps."""
@@ -288,11 +300,8 @@ def assemble(ptx: str, arch: str = "sm_90", *, name: str = "module") -> SassCode
     """
     from kerncast.frontend import _cache, _process
 
-    missing = missing_tools()
-    if missing:
-        raise ToolchainError(missing)
+    tools = tools_signature()
     ptxas, nvdisasm = find_tools()
-    tools = f"{ptxas} {ptxas.path}; nvdisasm {nvdisasm}"
     key = {"layout": LAYOUT, "arch": arch, "tools": tools,
            "ptx": _cache.digest({"text": ptx})}
     stored = _cache.load("sass", key)

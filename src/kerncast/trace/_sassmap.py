@@ -84,13 +84,19 @@ class SassMapping:
 # -- the PTX side -------------------------------------------------------------------
 
 
-def printed_module(module) -> tuple[str, dict[int, int]]:
-    """The module's PTX text (without debug locations) and, for every instruction
-    (by ``id``), its line in that text."""
-    from kerncast.ptx import parse
+def printed_text(module) -> str:
+    """The module's PTX text without debug locations, as ptxas assembles it here."""
     from kerncast.ptx._printer import to_ptx
 
-    text = to_ptx(dataclasses.replace(module, files={}))
+    return to_ptx(dataclasses.replace(module, files={}))
+
+
+def printed_module(module) -> tuple[str, dict[int, int]]:
+    """The module's PTX text (:func:`printed_text`) and, for every instruction (by
+    ``id``), its line in that text."""
+    from kerncast.ptx import parse
+
+    text = printed_text(module)
     again = parse(text)
     printed = {f.name: f for f in again.functions}
     line_of: dict[int, int] = {}
