@@ -1,20 +1,31 @@
 """Static predictor speed: seconds to predict one launch of every corpus kernel.
 
     python benchmarks/static_speed.py [--device h100] [--kernels a,b] [--size large]
+                                      [--keep-cache]
 
 Predicts, one after the other in this process, every corpus kernel at its largest size
 (or ``--size``) with its default launch configuration on ``--device``, after one
-untimed prediction of a small kernel (so that imports, the calibration and the
-compile caches are warm). Prints per kernel the seconds the prediction took and the
-predicted kernel time, fastest first, then the kernels that failed with their error,
-and last ``static seconds/prediction median: <M> p95: <P>`` over the predictions that
+untimed prediction of a small kernel (so that imports and the calibration are loaded),
+twice:
+
+- cold: the first prediction of each kernel, with an empty disk cache
+  (``$KERNCAST_CACHE`` set to a new temporary directory unless ``--keep-cache``), so
+  that it pays for compiling the source to PTX, ptxas and nvdisasm;
+- warm: the same launch again in the same process, as a sweep or a repeated
+  prediction runs it (the compiled module and the SASS come from the caches).
+
+Prints per kernel both times and the predicted kernel time, fastest first, then the
+kernels that failed with their error, a line per pass, and last
+``static seconds/prediction median: <M> p95: <P>`` over the cold predictions that
 succeeded. No GPU needed.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -55,8 +66,18 @@ def main() -> None:
     ap.add_argument("--device", default="h100", help="device name or alias (default h100)")
     ap.add_argument("--kernels", default="", help="comma-separated subset of corpus kernels")
     ap.add_argument("--size", default="", help="problem size (default: each kernel's largest)")
+    ap.add_argument("--keep-cache", action="store_true",
+                    help="use $KERNCAST_CACHE as it is instead of an empty one")
     args = ap.parse_args()
+    if args.keep_cache:
+        _run(args)
+        return
+    with tempfile.TemporaryDirectory(prefix="kerncast-speed-") as cache:
+        os.environ["KERNCAST_CACHE"] = cache
+        _run(args)
 
+
+def _run(args) -> None:
     from kerncast.cli._predict import _fmt
     from kerncast.corpus import get_kernel, list_kernels
     from kerncast.sim import predict_launch
@@ -70,22 +91,31 @@ def main() -> None:
     for kernel in kernels:
         results.append(_one(kernel, _largest_size(kernel, args.size), args.device))
         print(f"  {kernel.name}: {results[-1]['seconds']:.2f} s", file=sys.stderr, flush=True)
+    for kernel, first in zip(kernels, results):
+        first["warm_seconds"] = _one(kernel, first["size"], args.device)["seconds"]
     ok = sorted((r for r in results if not r["error"]), key=lambda r: r["seconds"])
     failed = [r for r in results if r["error"]]
 
     width = max([len(r["kernel"]) for r in results] + [6])
-    print(f"{'kernel':{width}s} {'size':6s} {'blocks':>10s} {'seconds':>8s} "
+    print(f"{'kernel':{width}s} {'size':6s} {'blocks':>10s} {'cold s':>8s} {'warm s':>8s} "
           f"{'predicted':>12s}  bottleneck")
     for r in ok:
         print(f"{r['kernel']:{width}s} {r['size']:6s} {r['blocks']:10,d} {r['seconds']:8.3f} "
-              f"{_fmt(r['predicted_s']):>12s}  {r['bottleneck']}")
+              f"{r['warm_seconds']:8.3f} {_fmt(r['predicted_s']):>12s}  {r['bottleneck']}")
     for r in failed:
         print(f"failed: {r['kernel']} ({r['size']}) after {r['seconds']:.2f} s: {r['error']}")
-    seconds = np.array([r["seconds"] for r in ok]) if ok else np.array([np.nan])
+    cold = np.array([r["seconds"] for r in ok]) if ok else np.array([np.nan])
+    warm = np.array([r["warm_seconds"] for r in ok]) if ok else np.array([np.nan])
     print(f"device {args.device}, kernels {len(results)}, predicted {len(ok)}, "
-          f"failed {len(failed)}, total {sum(r['seconds'] for r in results):.1f} s")
-    print(f"static seconds/prediction median: {np.median(seconds):.3f} "
-          f"p95: {np.percentile(seconds, 95):.3f}")
+          f"failed {len(failed)}, total {sum(r['seconds'] for r in results):.1f} s cold, "
+          f"{sum(r['warm_seconds'] for r in results):.1f} s warm")
+    cache = "as found" if args.keep_cache else "empty"
+    print(f"cold (first prediction, disk cache {cache}) median: {np.median(cold):.3f} "
+          f"p95: {np.percentile(cold, 95):.3f}")
+    print(f"warm (the same launch again) median: {np.median(warm):.3f} "
+          f"p95: {np.percentile(warm, 95):.3f}")
+    print(f"static seconds/prediction median: {np.median(cold):.3f} "
+          f"p95: {np.percentile(cold, 95):.3f}")
 
 
 if __name__ == "__main__":

@@ -105,3 +105,29 @@ def test_data_dependent_kernels_get_their_generated_inputs():
     assert args["img"].any()  # real data, not zeros
     other, _ = emulation_args(kernel, config, program, seed=4)
     assert not np.array_equal(other["img"], args["img"])
+
+
+@pytest.mark.toolchain
+def test_generated_inputs_come_read_only_and_outputs_are_new_each_time():
+    kernel, config, program = _corpus_program("histo_global")
+    args, _ = emulation_args(kernel, config, program, seed=3)
+    assert not args["img"].flags.writeable and not args["bins"].flags.writeable  # in, inout
+    kernel, config, program = _corpus_program("nearest_distance")
+    first, inputs = emulation_args(kernel, config, program)
+    again, _ = emulation_args(kernel, config, program)
+    assert inputs == "generated"
+    assert first["dist"].flags.writeable and not first["dist"].any()
+    assert not np.shares_memory(first["dist"], again["dist"])
+    assert np.shares_memory(first["records"], again["records"])  # generated once
+
+
+@pytest.mark.toolchain
+def test_a_prediction_leaves_the_kept_inputs_as_generated():
+    from kerncast.sim import predict_launch
+
+    kernel, config, program = _corpus_program("histo_global")
+    expected = make_args(kernel, config, seed=0)
+    predict_launch(kernel, config, "h100")  # its atomics add into bins (inout)
+    args, _ = emulation_args(kernel, config, program)
+    assert np.array_equal(args["bins"], expected["bins"])
+    assert np.array_equal(args["img"], expected["img"])

@@ -105,7 +105,6 @@ def test_arith_mixed_loop_conflicts_on_every_fma():
 def test_predictions_say_where_the_conflicts_come_from(monkeypatch):
     from kerncast.corpus import get_kernel
     from kerncast.sim import predict_launch
-    from kerncast.sim import _predict
 
     kernel = get_kernel("arith_mixed")
     config = kernel.launch("small")
@@ -113,7 +112,6 @@ def test_predictions_say_where_the_conflicts_come_from(monkeypatch):
     assert found.startswith("from the SASS (ptxas -arch=sm_90)")
     # without nvdisasm the model goes on without them, and says so
     monkeypatch.setattr(_sasscode, "missing_tools", lambda: _sasscode.NO_NVDISASM)
-    monkeypatch.setattr(_predict, "_TABLES", {})
     without = predict_launch(kernel, config, "h100")
     assert without.based_on["register_bank_conflicts"] == "not modelled: " + _sasscode.NO_NVDISASM
     assert without.seconds > 0

@@ -105,14 +105,34 @@ def _zeros(kernel: CorpusKernel, config: LaunchConfig) -> dict:
     return args
 
 
+def _shared_inputs(kernel: CorpusKernel, config: LaunchConfig, generated: dict) -> dict:
+    """The generated arguments as this emulation may use them: the input buffers as
+    read-only views of the kept ones (the emulator copies one only if the kernel
+    writes into it), each output buffer a new zero-filled array of its own (written in
+    place, and materialised only where the emulated blocks touch it)."""
+    args: dict[str, object] = {}
+    for arg in kernel.spec.args:
+        value = generated[arg.name]
+        if arg.kind != "scalar" and arg.intent == "out":
+            value = np.zeros(kernel.buffer_elements(arg, config), dtype=arg.dtype)
+        elif isinstance(value, np.ndarray):
+            value = value.view()
+            value.flags.writeable = False
+        args[arg.name] = value
+    return args
+
+
 def emulation_args(kernel: CorpusKernel, config: LaunchConfig, program, seed: int = 0) -> tuple[dict, str]:
-    """Arguments to emulate ``config`` with, and ``"generated"`` or ``"zeros"``."""
+    """Arguments to emulate ``config`` with, and ``"generated"`` or ``"zeros"``. The
+    emulator may write into the arrays in place: an input it must not change comes
+    read-only."""
     if data_dependent(program):
         try:
-            return _generated(kernel.name, config.size, tuple(sorted(config.tunables.items())),
-                              seed), "generated"
+            generated = _generated(kernel.name, config.size,
+                                   tuple(sorted(config.tunables.items())), seed)
         except MemoryError:
             raise InputError(f"{kernel.name} depends on its input data, and generating its "
                              f"inputs at size {config.size!r} needs more memory than this "
                              "machine has; predict a smaller size") from None
+        return _shared_inputs(kernel, config, generated), "generated"
     return _zeros(kernel, config), "zeros"

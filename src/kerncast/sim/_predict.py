@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
@@ -84,31 +85,28 @@ def _program(module, entry: str):
     return _program_cached(id(module), module, entry)
 
 
-_TABLES: dict[tuple[int, int, str | None], tuple] = {}
+_ASSEMBLER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kerncast-sass")
 
 
-def _tables(program, machine: Machine, arch: str | None):
-    """The program's table (with its register-bank conflicts charged where ptxas and
-    nvdisasm can show them) and how the conflicts were found."""
-    key = (id(program), id(machine), arch)
-    if key not in _TABLES:
-        if len(_TABLES) > 64:
-            _TABLES.clear()
-        table, nregs, orders = build_table(program, machine)
-        table, banks = _with_bank_conflicts(table, program, arch)
-        _TABLES[key] = ((table, nregs, orders), banks, program, machine)  # keep both alive
-    return _TABLES[key][:2]
+def _conflicts_soon(program, arch: str | None) -> Future | None:
+    """Start finding the program's register-bank conflicts (ptxas and nvdisasm, or the
+    disk cache) on a worker thread, so that the tools run while the kernel is emulated;
+    None when the device has no PTX target."""
+    return None if arch is None else _ASSEMBLER.submit(pc_conflicts, program, arch)
 
 
-def _with_bank_conflicts(table, program, arch: str | None) -> tuple[list, str]:
-    if arch is None:
-        return table, "not modelled: the device has no PTX target"
+def _table(program, machine: Machine, conflicts: Future | None, arch: str | None):
+    """The program's table, with the register-bank conflicts that
+    :func:`_conflicts_soon` found charged, and how the conflicts were found."""
+    table, nregs, orders = build_table(program, machine)
+    if conflicts is None:
+        return (table, nregs, orders), "not modelled: the device has no PTX target"
     try:
-        conflicts = pc_conflicts(program, arch)
+        found = conflicts.result()
     except (ToolchainError, ValueError, KeyError) as exc:
-        return table, f"not modelled: {exc}"
-    return charge_conflicts(table, conflicts), (
-        f"from the SASS (ptxas -arch={arch}): {len(conflicts)} PTX instructions in conflict")
+        return (table, nregs, orders), f"not modelled: {exc}"
+    return (charge_conflicts(table, found), nregs, orders), (
+        f"from the SASS (ptxas -arch={arch}): {len(found)} PTX instructions in conflict")
 
 
 def _l1_bytes(dev: Device, shared_per_sm: int) -> int:
@@ -334,6 +332,7 @@ def predict_launch(kernel: CorpusKernel, config: LaunchConfig, device: str | Dev
     per_sm = min(psat, math.ceil(blocks / n_sm))
     active = min(n_sm, blocks)
     program = _program(module, compiled.entry)
+    conflicts = _conflicts_soon(program, dev.ptx_target)
     dependent = data_dependent(program)
     stands, sources = _choose_blocks(blocks, per_sm, n_sm, dependent)
     probes = [b for b in probe_blocks(config.grid) if b < blocks]
@@ -341,18 +340,18 @@ def predict_launch(kernel: CorpusKernel, config: LaunchConfig, device: str | Dev
     if dependent:
         progress(f"generating the inputs of {kernel.name} at size {config.size} (its trace "
                  "depends on their values)")
-    args, inputs = emulation_args(kernel, config, program, seed)  # zeros: ours to write
+    args, inputs = emulation_args(kernel, config, program, seed)  # ours to write
     progress(f"emulating {len(emulated)} of {blocks:,} blocks")
     values = [args[a.name] for a in kernel.spec.args]
     result = emulate(module, config, values, emulated, entry=compiled.entry,
                      registers=res.registers, memory_budget=MEMORY_BUDGET,
-                     inplace=inputs == "zeros", exact=False, values="needed")
+                     inplace=True, exact=False, values="needed")
     trace = result.trace
     # the probes only show how addresses move from block to block: their first accesses
     traces = [trace]
     if probes:
         traces.append(emulate(module, config, values, probes, entry=compiled.entry,
-                              registers=res.registers, inplace=inputs == "zeros",
+                              registers=res.registers, inplace=True,
                               exact=False, values="needed",
                               memory_budget=MEMORY_BUDGET // 2 * len(probes),
                               step_budget=_peek_steps(result, len(emulated), len(probes)),
@@ -361,7 +360,8 @@ def predict_launch(kernel: CorpusKernel, config: LaunchConfig, device: str | Dev
                            config.threads_per_block) if dependent else None
     if loop is not None:
         sources = _common_sources(sources, loop.rare, trace.warps_per_block)
-    (table, nregs, orders), banks = _tables(trace.program, machine, dev.ptx_target)
+    (table, nregs, orders), banks = _table(trace.program, machine, conflicts,
+                                                dev.ptx_target)
     table = constant_replays(table, trace)
     wave = psat * n_sm
     sharing = wave_sharing(traces, config.grid, probes, emulated, wave=wave, total_blocks=blocks,

@@ -194,7 +194,7 @@ def _prepared(kernel: CorpusKernel, config: LaunchConfig, language: str) -> tupl
             f"limit of {INPUT_BYTES / 2**20:,.0f} MiB; choose a smaller size or {_INSTEAD}")
     args, inputs = emulation_args(kernel, config, program)
     values = [args[arg.name] for arg in kernel.spec.args]
-    return module, entry, values, {"inplace": inputs == "zeros", "exact": inputs != "zeros"}
+    return module, entry, values, {"inplace": True, "exact": inputs != "zeros"}
 
 
 @contextmanager
