@@ -320,6 +320,8 @@ def predict_launch(kernel: CorpusKernel, config: LaunchConfig, device: str | Dev
     tu, module = _compiled(str(kernel.source_path(language)), language, dev.key,
                            tuple(sorted(config.defines.items())))
     compiled = tu.kernel(kernel.entry)
+    program = _program(module, compiled.entry)
+    conflicts = _conflicts_soon(program, dev.ptx_target)  # beside the ptxas for resources
     res = compiled.resources(dev.ptx_target)
     shared = res.shared_static + config.dynamic_shared
     occ = occupancy(dev, config.threads_per_block, res.registers, shared)
@@ -331,8 +333,6 @@ def predict_launch(kernel: CorpusKernel, config: LaunchConfig, device: str | Dev
     blocks, psat = config.blocks, occ.blocks_per_sm
     per_sm = min(psat, math.ceil(blocks / n_sm))
     active = min(n_sm, blocks)
-    program = _program(module, compiled.entry)
-    conflicts = _conflicts_soon(program, dev.ptx_target)
     dependent = data_dependent(program)
     stands, sources = _choose_blocks(blocks, per_sm, n_sm, dependent)
     probes = [b for b in probe_blocks(config.grid) if b < blocks]
