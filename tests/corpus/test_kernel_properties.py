@@ -41,12 +41,9 @@ def test_bfs_state_is_a_true_bfs_prefix_and_reference_the_next_level():
     assert np.array_equal(np.flatnonzero(out["next_frontier"]), np.flatnonzero(full == cur + 1))
 
 
-def test_bfs_queue_output_is_the_set_of_newly_discovered_vertices_on_pocl():
-    pytest.importorskip("pyopencl")
-    from kerncast.measure import OpenCLBackend
-
+def test_bfs_queue_output_is_the_set_of_newly_discovered_vertices_on_pocl(pocl):
     kernel, config, args = _small("bfs_queue_expand", seed=4)
-    got = OpenCLBackend("portable").run_once(kernel, config, args)
+    got = pocl.run_once(kernel, config, args)
     count = int(got["queue_count"][0])
     queue = got["queue_out"][:count]
     discovered = np.flatnonzero((args["level"] < 0) & (got["level"] >= 0))
@@ -184,10 +181,7 @@ def test_mriq_factored_reference_matches_direct_summation():
     assert np.allclose(mriq._factored(k, mag, pos), mriq._direct(k, mag, pos), rtol=1e-9, atol=1e-9)
 
 
-def test_nbody_handles_a_count_that_fills_no_tile_on_pocl():
-    pytest.importorskip("pyopencl")
-    from kerncast.measure import OpenCLBackend
-
+def test_nbody_handles_a_count_that_fills_no_tile_on_pocl(pocl):
     kernel = get_kernel("nbody_forces")
     base = kernel.launch("small", {"bs": 64, "unroll": 8})
     config = dataclasses.replace(base, params={**base.params, "n": 250}, grid=(4,))
@@ -195,6 +189,6 @@ def test_nbody_handles_a_count_that_fills_no_tile_on_pocl():
     params = kernel.arg_env(config)
     args = module.inputs(kernel.name, params, np.random.default_rng(1))
     args.update(acc=np.zeros(4 * 250, np.float32), n=np.int32(250), eps2=np.float32(1e-4))
-    got = OpenCLBackend("portable").run_once(kernel, config, args)["acc"]
+    got = pocl.run_once(kernel, config, args)["acc"]
     want = module.reference(kernel.name, args, params)["acc"]
     assert np.allclose(got, want, rtol=2e-4, atol=5e-5)

@@ -9,14 +9,6 @@ KERNELS = list_kernels()
 OPENCL = [k for k in KERNELS if "opencl" in k.languages]
 
 
-@pytest.fixture(scope="module")
-def pocl():
-    pytest.importorskip("pyopencl")
-    from kerncast.measure import OpenCLBackend
-
-    return OpenCLBackend("portable")
-
-
 def _configs(kernel):
     space = kernel.launches("small")
     default = kernel.launch("small")

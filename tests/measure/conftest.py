@@ -17,11 +17,3 @@ def child_env(monkeypatch):
     paths = [str(ROOT / "src"), str(ROOT), os.environ.get("PYTHONPATH", "")]
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in paths if p))
     return monkeypatch
-
-
-@pytest.fixture(scope="session")
-def pocl():
-    pytest.importorskip("pyopencl")
-    from kerncast.measure import OpenCLBackend
-
-    return OpenCLBackend("portable")

@@ -23,8 +23,7 @@ def _keys(frame, table):
     return [tuple(r) for r in frame[TABLE_KEYS[table]].itertuples(index=False)]
 
 
-def test_pocl_campaign_over_two_corpus_kernels(tmp_path, child_env, capsys):
-    pytest.importorskip("pyopencl")
+def test_pocl_campaign_over_two_corpus_kernels(tmp_path, child_env, capsys, pocl):
     out = tmp_path / "cpu"
     code = main(["measure", "corpus", "--backend", "pocl", "--device", "cpu", "--out", str(out),
                  "--kernels", "matmul_naive,matmul_tiled", "--sizes", "small",
