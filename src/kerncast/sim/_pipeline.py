@@ -6,6 +6,9 @@ Event-driven, as the static-analysis seed's pipeline, extended for Hopper-class 
   ``i mod schedulers``); a scheduler issues at most one instruction per cycle, and
   an instruction occupies its pipe (ALU, FMA, FP64, SFU, conversion/shuffle) for
   ``warp size / (results per clock per scheduler)`` cycles;
+* a PTX instruction takes as many scheduler slots as ptxas's SASS executes for its
+  line per execution (``_sassissue``: a folded ``mov`` none, a ``logf`` its sequence),
+  and holds its pipe less where ptxas removed part of its executions;
 * a floating-point instruction whose SASS reads two distinct registers of one register
   bank (even or odd), not served by the operand reuse cache, holds its pipe a cycle
   longer per extra read (``_regbanks``; corpus arith_mixed's FFMAs run at half rate

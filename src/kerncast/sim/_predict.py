@@ -9,7 +9,10 @@
    cannot depend on memory values (see :mod:`kerncast.sim._inputs`) runs the same
    instructions in every block: block 0 alone is emulated and stands for the others,
    its global addresses moved by the block-to-block shifts the probes reveal. Only
-   the values the trace depends on are computed (``emulate(..., values="needed")``);
+   the values the trace depends on are computed (``emulate(..., values="needed")``).
+   Meanwhile ptxas and nvdisasm give the kernel's SASS: the issue slots of each PTX
+   line (:mod:`kerncast.sim._sassissue`) and its register-bank conflicts
+   (:mod:`kerncast.sim._regbanks`);
 3. cost every memory request (bank conflicts, sectors, the share of DRAM fetches from
    :mod:`kerncast.sim._sharing`) and simulate the round on the warp pipeline (L1 and
    L2 modelled in issue order). Long rounds are traced and simulated over a prefix of
@@ -45,6 +48,7 @@ from kerncast.sim._memory import request_costs
 from kerncast.sim._pipeline import (DEFAULT_BUDGET, RoundResult, build_table, constant_replays,
                                     memory_keys, sample_streams, simulate_round)
 from kerncast.sim._regbanks import charge_conflicts, pc_conflicts
+from kerncast.sim._sassissue import charge_sass_issue, pc_issue_ratios
 from kerncast.sim._sharing import probe_blocks, resident_shares, wave_sharing
 from kerncast.sim._straggler import LoopBound, loop_trip_bound
 from kerncast.trace import KINDS, SPACES
@@ -95,18 +99,43 @@ def _conflicts_soon(program, arch: str | None) -> Future | None:
     return None if arch is None else _ASSEMBLER.submit(pc_conflicts, program, arch)
 
 
-def _table(program, machine: Machine, conflicts: Future | None, arch: str | None):
-    """The program's table, with the register-bank conflicts that
-    :func:`_conflicts_soon` found charged, and how the conflicts were found."""
-    table, nregs, orders = build_table(program, machine)
+def _charged(table: list, program, machine: Machine, ratios: dict[int, float] | None,
+             conflicts: Future | None, arch: str | None) -> tuple[list, str]:
+    """``table`` issued as its SASS (``ratios``, see :mod:`kerncast.sim._sassissue`)
+    where known, with the register-bank conflicts that :func:`_conflicts_soon` found
+    charged, and how the conflicts were found."""
+    if ratios:
+        table = charge_sass_issue(table, ratios, program, machine)
     if conflicts is None:
-        return (table, nregs, orders), "not modelled: the device has no PTX target"
+        return table, "not modelled: the device has no PTX target"
     try:
         found = conflicts.result()
     except (ToolchainError, ValueError, KeyError) as exc:
-        return (table, nregs, orders), f"not modelled: {exc}"
-    return (charge_conflicts(table, found), nregs, orders), (
+        return table, f"not modelled: {exc}"
+    return charge_conflicts(table, found), (
         f"from the SASS (ptxas -arch={arch}): {len(found)} PTX instructions in conflict")
+
+
+def _issued(trace, orders: dict) -> np.ndarray:
+    """Per pc, how often the pipeline issues it over every traced warp: its executions
+    plus the predicated-off copies of if-converted regions (see :func:`_expand`)."""
+    counts = np.zeros(len(trace.program.items), np.int64)
+    for stream in trace.streams().values():
+        pcs = _expand(stream, orders, None)[0]
+        counts += np.bincount(pcs, minlength=len(counts))[:len(counts)]
+    return counts
+
+
+def _sass_issue(trace, arch: str | None, orders: dict) -> tuple[dict[int, float] | None, str]:
+    """Per pc, the SASS instructions it issues (:mod:`kerncast.sim._sassissue`), and
+    where they came from."""
+    if arch is None:
+        return None, "PTX: one issue per PTX instruction (the device has no PTX target)"
+    try:
+        ratios = pc_issue_ratios(trace, arch, _issued(trace, orders))
+    except (ToolchainError, ValueError, KeyError) as exc:
+        return None, f"PTX: one issue per PTX instruction ({exc})"
+    return ratios, f"SASS (ptxas -arch={arch}): executed SASS per PTX instruction, by line"
 
 
 def _l1_bytes(dev: Device, shared_per_sm: int) -> int:
@@ -360,8 +389,9 @@ def predict_launch(kernel: CorpusKernel, config: LaunchConfig, device: str | Dev
                            config.threads_per_block) if dependent else None
     if loop is not None:
         sources = _common_sources(sources, loop.rare, trace.warps_per_block)
-    (table, nregs, orders), banks = _table(trace.program, machine, conflicts,
-                                                dev.ptx_target)
+    table, nregs, orders = build_table(trace.program, machine)
+    ratios, issue = _sass_issue(trace, dev.ptx_target, orders)
+    table, banks = _charged(table, trace.program, machine, ratios, conflicts, dev.ptx_target)
     table = constant_replays(table, trace)
     wave = psat * n_sm
     sharing = wave_sharing(traces, config.grid, probes, emulated, wave=wave, total_blocks=blocks,
@@ -398,7 +428,7 @@ def predict_launch(kernel: CorpusKernel, config: LaunchConfig, device: str | Dev
     return _result(seconds, cycles, full, machine, fixed + max(dispatch - execute, 0.0), {
         "device": dev.key, "calibration": machine.calibration.device,
         "adapted_from": machine.adapted_from, "store_rates_from": machine.store_curve_source(),
-        "registers": res.registers, "register_bank_conflicts": banks,
+        "registers": res.registers, "register_bank_conflicts": banks, "issue_slots": issue,
         "shared_bytes": shared, "blocks_per_sm": psat, "limiting": occ.limiting,
         "sm_count": n_sm, "blocks": blocks, "waves": waves + (1 if rest else 0),
         "round_blocks": per_sm, "round_warps": len(rnd.streams), "round_cycles": full.cycles,

@@ -91,9 +91,23 @@ def printed_text(module) -> str:
     return to_ptx(dataclasses.replace(module, files={}))
 
 
+_PRINTED: dict[int, tuple] = {}
+
+
 def printed_module(module) -> tuple[str, dict[int, int]]:
     """The module's PTX text (:func:`printed_text`) and, for every instruction (by
-    ``id``), its line in that text."""
+    ``id``), its line in that text; the last few modules' are kept."""
+    kept = _PRINTED.get(id(module))
+    if kept is not None and kept[0] is module:
+        return kept[1], kept[2]
+    text, line_of = _printed_module(module)
+    if len(_PRINTED) >= 8:
+        _PRINTED.clear()
+    _PRINTED[id(module)] = (module, text, line_of)
+    return text, line_of
+
+
+def _printed_module(module) -> tuple[str, dict[int, int]]:
     from kerncast.ptx import parse
 
     text = printed_text(module)
