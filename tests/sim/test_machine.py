@@ -84,9 +84,16 @@ def test_an_uncalibrated_device_borrows_an_adapted_calibration(h100):
     assert got == pytest.approx(want, rel=1e-6)
 
 
-def test_another_devices_calibration_can_be_named():
+def test_another_devices_calibration_can_be_named_and_is_adapted_to_the_spec(h100):
     m = machine_for("h100", "h200")
     assert m.device.key == "h100-sxm" and m.adapted_from == "h200"
+    # the H100's own calibration, named for the H200, scales with the datasheet peaks
+    h200 = machine_for("h200", "h100-sxm")
+    assert h200.adapted_from == "h100-sxm" and h200.device.key == "h200"
+    ratio = h200.device.memory.peak_bandwidth_gbs / h100.device.memory.peak_bandwidth_gbs
+    got = h200.dram_bytes_per_cycle() * h200.clock_hz
+    assert got == pytest.approx(h100.dram_bytes_per_cycle() * h100.clock_hz * ratio, rel=1e-6)
+    assert machine_for("h100", "h100-sxm").adapted_from is None
 
 
 def test_unknown_device_is_bad_input():

@@ -231,6 +231,15 @@ def _same_architecture_curve(key: str, architecture: str,
     return None, None
 
 
+def _spec_of(key: str) -> Device | None:
+    """The spec of the device a calibration was measured on; None where kerncast has
+    none (a calibration file of a device it does not know)."""
+    try:
+        return get_device(key)
+    except InputError:
+        return None
+
+
 def _nearest_calibrated(device: Device) -> Device:
     calibrated = [get_device(p.stem) for p in CALIBRATION_DIR.glob("*.json")]
     if not calibrated:
@@ -275,6 +284,10 @@ def machine_for(device: str | Device, calibration: str | Calibration | None = No
         cal = calibration
     elif calibration is not None:
         cal = load_calibration(calibration)
+        source = _spec_of(cal.device)
+        if cal.device != dev.key and cal.adapted_from is None and source is not None:
+            cal = _adapt(cal, source, dev)  # another device's figures, scaled to this spec
+            adapted = source.key
     elif (CALIBRATION_DIR / f"{dev.key}.json").exists():
         cal = load_calibration(dev.key)
     else:
