@@ -133,12 +133,22 @@ def _op(item, machine: Machine, ids: dict[str, int]) -> Op:
     return Op(K_ALU, PIPES.index("ctrl"), 1.0, 1, 2.0, srcs, dsts)
 
 
+# Scheduler cycles a constant load holds per distinct address its lanes read, with every
+# scheduler of the SM loading: the SM's constant cache serves one address every two
+# cycles (tools/constant_cache_probe.py on an H100, data/probes/constant_cache_h100.json:
+# 16.1, 32.1, 64.2, 128.4 and 256.8 cycles a warp load for 2, 4, 8, 16 and 32 addresses).
+CONSTANT_CYCLES_PER_ADDRESS = 8.0
+
+
 def constant_replays(table: list[Op], trace) -> list[Op]:
     """``table`` with its divergent constant loads replayed: the constant cache serves one
     address at a time, so an ``ld.const`` whose lanes read N distinct addresses (N
-    averaged over the traced requests of its pc) holds its pipe N cycles and delivers
-    N - 1 cycles later than a load every lane shares (which ptxas folds into an operand).
-    dct8x8's row pass reads ``basis[(lane & 7) * 8 + k]``: 8 addresses a warp."""
+    averaged over the traced requests of its pc) holds its pipe
+    ``CONSTANT_CYCLES_PER_ADDRESS`` cycles per address for each SASS load it stands for
+    (its issue: ptxas pairs dct8x8's loads into ``LDC.64``, half a SASS load each), and
+    delivers that much later per address past the first than a load every lane shares
+    (which ptxas folds into an operand). dct8x8's row pass reads
+    ``basis[(lane & 7) * 8 + k]``: 8 addresses a warp."""
     acc = trace.memory
     const = acc.space == _CONST
     if not const.any():
@@ -157,7 +167,8 @@ def constant_replays(table: list[Op], trace) -> list[Op]:
     for p in np.flatnonzero(counts).tolist():
         n = float(sums[p] / counts[p])
         if n > 1.0 and out[p].kind == K_ALU:
-            out[p] = replace(out[p], issue=out[p].issue * n, latency=out[p].latency + n - 1.0)
+            out[p] = replace(out[p], issue=out[p].issue * CONSTANT_CYCLES_PER_ADDRESS * n,
+                             latency=out[p].latency + CONSTANT_CYCLES_PER_ADDRESS * (n - 1.0))
     return out
 
 
