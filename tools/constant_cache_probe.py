@@ -15,13 +15,11 @@ cuobjdump and NVML; the GPU's clocks are read, never set.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
-import subprocess
-import tempfile
 from pathlib import Path
 
 import numpy as np
+from _gpu_probe import SPIN, provenance, sass, timed
 
 DISTINCT = (1, 2, 4, 8, 16, 32)
 SPACINGS = (8, 32)
@@ -52,40 +50,12 @@ template<int N, int SPACING> __device__ void sum(float* out, int iters) {
   sum<n, spacing>(o, it); }
 PROBE(1, 8) PROBE(2, 8) PROBE(4, 8) PROBE(8, 8) PROBE(16, 8) PROBE(32, 8)
 PROBE(1, 32) PROBE(2, 32) PROBE(4, 32) PROBE(8, 32) PROBE(16, 32) PROBE(32, 32)
-
-extern "C" __global__ void spin(long long cycles) {
-  long long start = clock64();
-  while (clock64() - start < cycles) { }
-}
 """
 ITERS = 4096
 WARPS_PER_SCHEDULER = 16
 
-
-def _timed(cp, spin, kernel, grid, block, args, reps: int = 5) -> float:
-    """Median seconds of one launch, a spin kernel ahead of the start event."""
-    kernel(grid, block, args)
-    cp.cuda.runtime.deviceSynchronize()
-    times = []
-    for _ in range(reps):
-        start, end = cp.cuda.Event(), cp.cuda.Event()
-        spin((1,), (1,), (np.int64(100_000),))
-        start.record()
-        kernel(grid, block, args)
-        end.record()
-        end.synchronize()
-        times.append(cp.cuda.get_elapsed_time(start, end) * 1e-3)
-    return float(np.median(times))
-
-
-def _sass() -> str:
-    with tempfile.TemporaryDirectory() as tmp:
-        src, cubin = Path(tmp) / "probe.cu", Path(tmp) / "probe.cubin"
-        src.write_text(SOURCE)
-        subprocess.run(["nvcc", "-cubin", "-arch=sm_90", "-O3", str(src), "-o", str(cubin)],
-                       check=True)
-        return subprocess.run(["cuobjdump", "-sass", str(cubin)], capture_output=True,
-                              text=True, check=True).stdout
+METHOD = ("tools/constant_cache_probe.py: event-timed launches after a spin "
+          "kernel, 4 warps a block, 16 warps per scheduler, all resident")
 
 
 def main() -> None:
@@ -99,7 +69,7 @@ def main() -> None:
     handle = pynvml.nvmlDeviceGetHandleByIndex(0)
     props = cp.cuda.runtime.getDeviceProperties(0)
     sms = props["multiProcessorCount"]
-    module = cp.RawModule(code=SOURCE, options=("-std=c++17",))
+    module = cp.RawModule(code=SOURCE + SPIN, options=("-std=c++17",))
     table = module.get_global("table")
     values = np.arange(TABLE_FLOATS, dtype=np.float32) * np.float32(1e-3)
     table.copy_from_host(values.ctypes.data, values.nbytes)
@@ -109,8 +79,8 @@ def main() -> None:
     for spacing in SPACINGS:
         for n in DISTINCT:
             kernel = module.get_function(f"ldc_{n}_{spacing}")
-            seconds = _timed(cp, spin, kernel, (sms * WARPS_PER_SCHEDULER,), (128,),
-                             (sink, np.int32(ITERS)))
+            seconds = timed(cp, spin, kernel, (sms * WARPS_PER_SCHEDULER,), (128,),
+                            (sink, np.int32(ITERS)))
             clock = pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM)
             rate = WARPS_PER_SCHEDULER * ITERS * LOADS / (seconds * clock * 1e6)
             rows.append({"distinct": n, "spacing_floats": spacing, "seconds": seconds,
@@ -119,13 +89,8 @@ def main() -> None:
                          "cycles_per_load": round(1 / rate, 3)})
             print(f"N={n:2d} spacing={spacing:2d}: {1 / rate:6.2f} cycles a warp load",
                   flush=True)
-    name = props["name"]
-    out = {"device_name": name.decode() if isinstance(name, bytes) else name,
-           "sm_count": sms, "driver": pynvml.nvmlSystemGetDriverVersion(),
-           "measured_at": dt.datetime.now(dt.timezone.utc).isoformat(),
-           "method": "tools/constant_cache_probe.py: event-timed launches after a spin "
-                     "kernel, 4 warps a block, 16 warps per scheduler, all resident",
-           "rows": rows, "sass": _sass()}
+    out = {**provenance(props, pynvml, METHOD),
+           "rows": rows, "sass": sass(SOURCE + SPIN)}
     Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
     print(f"written to {args.out}")
 

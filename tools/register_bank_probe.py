@@ -25,13 +25,11 @@ cuobjdump and NVML; the GPU's clocks are read, never set.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
-import subprocess
-import tempfile
 from pathlib import Path
 
 import numpy as np
+from _gpu_probe import SPIN, provenance, sass, timed
 
 SOURCE = r"""
 template<int ILP, bool VECTOR> __device__ void chain(float* out, int iters, float m, float c) {
@@ -87,42 +85,14 @@ extern "C" __global__ void loaded(const float* x, float* y, int n, int fmas, flo
   for (int k = 0; k < fmas; k++) a = a * m + c;
   y[i] = a;
 }
-
-extern "C" __global__ void spin(long long cycles) {
-  long long start = clock64();
-  while (clock64() - start < cycles) { }
-}
 """
 CHAINS = {f"{kind}_ilp{ilp}": ilp for kind in ("uniform", "vector") for ilp in (1, 2, 4, 8)}
 CHAINS.update({"fadd_vector": 1, "int_vector": 2, "int_uniform": 2})
 WARPS_PER_SCHEDULER = (1, 2, 4, 8, 16)
 ITERS = 1024
 
-
-def _timed(cp, spin, kernel, grid, block, args, reps: int = 5) -> float:
-    """Median seconds of one launch, a spin kernel ahead of the start event."""
-    kernel(grid, block, args)
-    cp.cuda.runtime.deviceSynchronize()
-    times = []
-    for _ in range(reps):
-        start, end = cp.cuda.Event(), cp.cuda.Event()
-        spin((1,), (1,), (np.int64(100_000),))
-        start.record()
-        kernel(grid, block, args)
-        end.record()
-        end.synchronize()
-        times.append(cp.cuda.get_elapsed_time(start, end) * 1e-3)
-    return float(np.median(times))
-
-
-def _sass() -> str:
-    with tempfile.TemporaryDirectory() as tmp:
-        src, cubin = Path(tmp) / "probe.cu", Path(tmp) / "probe.cubin"
-        src.write_text(SOURCE)
-        subprocess.run(["nvcc", "-cubin", "-arch=sm_90", "-O3", str(src), "-o", str(cubin)],
-                       check=True)
-        return subprocess.run(["cuobjdump", "-sass", str(cubin)], capture_output=True,
-                              text=True, check=True).stdout
+METHOD = ("tools/register_bank_probe.py: event-timed launches after a spin kernel, "
+          "4 warps a block, all blocks resident")
 
 
 def main() -> None:
@@ -136,7 +106,7 @@ def main() -> None:
     handle = pynvml.nvmlDeviceGetHandleByIndex(0)
     props = cp.cuda.runtime.getDeviceProperties(0)
     sms = props["multiProcessorCount"]
-    module = cp.RawModule(code=SOURCE, options=("-std=c++17",))
+    module = cp.RawModule(code=SOURCE + SPIN, options=("-std=c++17",))
     spin = module.get_function("spin")
     sink = cp.zeros(1, cp.float32)
     m, c = np.float32(0.999), np.float32(0.5)
@@ -153,24 +123,19 @@ def main() -> None:
     for name, ilp in CHAINS.items():
         kernel = module.get_function(name)
         for wps in WARPS_PER_SCHEDULER:
-            seconds = _timed(cp, spin, kernel, (sms * wps,), (128,),
-                             (sink, np.int32(ITERS), m, c))
+            seconds = timed(cp, spin, kernel, (sms * wps,), (128,),
+                            (sink, np.int32(ITERS), m, c))
             record(name, ilp, wps, seconds, ITERS * 16 * ilp)
     loaded = module.get_function("loaded")
     fmas = 16 * ITERS
     for wps in WARPS_PER_SCHEDULER:
         n = sms * wps * 128
         x, y = cp.ones(n, cp.float32), cp.empty(n, cp.float32)
-        seconds = _timed(cp, spin, loaded, (sms * wps,), (128,), (x, y, np.int32(n),
-                                                                 np.int32(fmas), m, c))
+        seconds = timed(cp, spin, loaded, (sms * wps,), (128,), (x, y, np.int32(n),
+                                                                np.int32(fmas), m, c))
         record("loaded", 1, wps, seconds, fmas)
-    name = props["name"]
-    out = {"device_name": name.decode() if isinstance(name, bytes) else name,
-           "sm_count": sms, "driver": pynvml.nvmlSystemGetDriverVersion(),
-           "measured_at": dt.datetime.now(dt.timezone.utc).isoformat(),
-           "method": "tools/register_bank_probe.py: event-timed launches after a spin kernel, "
-                     "4 warps a block, all blocks resident",
-           "rows": rows, "sass": _sass()}
+    out = {**provenance(props, pynvml, METHOD),
+           "rows": rows, "sass": sass(SOURCE + SPIN)}
     Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
     print(f"written to {args.out}")
 
