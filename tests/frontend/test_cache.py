@@ -43,9 +43,9 @@ def test_cache_root_follows_the_environment(tmp_path, monkeypatch):
 def test_second_compile_is_a_cache_hit_without_any_process(fresh_cache, count_runs, lang, text,
                                                             have_cuda, have_clang):
     runs, builds = count_runs
-    first = _compile(text, lang=lang)  # the default route: nvcc or clang
+    first = _compile(text, lang=lang)  # the default route: NVRTC (in process) or clang
     first_res = first.kernel("saxpy").resources()
-    assert builds.calls == 1 and runs.calls >= 2 and not first.cached
+    assert builds.calls == 1 and runs.calls >= 1 and not first.cached  # ptxas at least
     runs.calls = builds.calls = 0
     second = _compile(text, lang=lang)
     assert second.cached and second.ptx == first.ptx and second.notes == first.notes

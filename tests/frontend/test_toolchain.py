@@ -1,4 +1,5 @@
-"""Finding compilers: PATH first, then NVIDIA's wheels, NVRTC last; pinned messages."""
+"""Finding compilers: NVRTC first for CUDA, then nvcc (PATH, then NVIDIA's wheels); pinned
+messages."""
 
 from __future__ import annotations
 
@@ -102,7 +103,7 @@ def test_fresh_machine_uses_the_cuda_13_wheels(monkeypatch):
     nvcc, ptxas = find_nvcc(), find_ptxas()
     assert nvcc.origin == "wheel nvidia-cuda-nvcc" and Path(nvcc.path).is_relative_to(root)
     assert ptxas.origin == "wheel nvidia-cuda-nvcc" and nvcc.version == "13.0.88"
-    tu = compile(SAXPY_CU, lang="cuda", cache=False)
+    tu = compile(SAXPY_CU, lang="cuda", cache=False, toolchain="nvcc")
     assert tu.toolchain.name == "nvcc" and tu.toolchain.path == nvcc.path
     res = tu.kernel("saxpy").resources()
     assert res.registers > 0 and res.toolchain == "ptxas 13.0.88"
@@ -117,6 +118,46 @@ def test_nvrtc_when_nvcc_is_absent(monkeypatch):
     assert ".entry saxpy" in tu.ptx and tu.ptx_target == "sm_90"
     res = tu.kernel("saxpy").resources()  # ptxas accepts NVRTC's PTX
     assert res.registers > 0 and [p.size for p in tu.kernel("saxpy").params] == [8, 8, 4]
+
+
+def test_nvrtc_comes_before_nvcc():
+    if _toolchain.find_nvrtc() is None or find_nvcc() is None:
+        pytest.skip("needs both the nvidia-cuda-nvrtc wheel and nvcc")
+    assert _cuda.select_cuda("auto").name == "nvrtc"
+
+
+# Launch variants of data/h100 whose measured binary (built by NVRTC, as the measurement
+# backends build) has other registers than nvcc's PTX gets from ptxas: kernel, defines,
+# the registers measured.
+MEASURED_REGISTERS = [
+    ("scan_block", {"BLOCK": 32, "ITEMS": 2, "PAD": 1}, 30),
+    ("matmul_regblock", {"BK": 8, "BX": 8, "BY": 16, "RM": 2, "RN": 4}, 40),
+    ("radix_scatter", {"BLOCK": 32, "RANK_ITEMS": 4}, 28),
+    ("nw_tile_diagonal", {"TILE": 16, "TPB": 4}, 32),
+]
+
+
+@pytest.mark.parametrize("name,defines,registers", MEASURED_REGISTERS)
+def test_default_route_builds_the_measured_binary(name, defines, registers):
+    """The default CUDA route compiles as the measurement did: ptxas gives its PTX the
+    registers recorded in data/h100 for the same launch."""
+    import pandas as pd  # noqa: PLC0415
+
+    from kerncast.corpus import get_kernel  # noqa: PLC0415
+    from kerncast.models._rows import corpus_launch  # noqa: PLC0415
+
+    if _toolchain.find_nvrtc() is None or find_ptxas() is None:
+        pytest.skip("needs the nvidia-cuda-nvrtc wheel and ptxas")
+    times = pd.read_parquet(Path(__file__).parents[2] / "data" / "h100" / "times.parquet")
+    rows = times[(times.kernel == name) & (times.status == "ok")]
+    recorded = {int(row["registers"]) for _, row in rows.iterrows()
+                if corpus_launch(row)[1].defines == defines}
+    assert recorded == {registers}  # the table above quotes the dataset
+    kernel = get_kernel(name)
+    tu = compile(str(kernel.source_path("cuda")), lang="cuda", arch="sm_90", defines=defines,
+                 cache=False)
+    assert tu.toolchain.name == "nvrtc"
+    assert tu.kernel(kernel.entry).resources("sm_90").registers == registers
 
 
 def test_nvcc_without_gcc_falls_back_to_nvrtc(monkeypatch):

@@ -245,6 +245,44 @@ def test_assembled_modules_are_cached(tmp_path, monkeypatch):
     assert list(tmp_path.rglob("*.json"))
 
 
+@needs_tools
+def test_a_jump_table_keeps_its_targets(tmp_path, monkeypatch):
+    """nvdisasm runs without its dataflow analysis except where the code branches
+    indirectly: the jump table of a switch (corpus branch_divergence) keeps its targets."""
+    from kerncast.corpus import get_kernel
+    from kerncast.frontend import compile as compile_source
+
+    monkeypatch.setenv("KERNCAST_CACHE", str(tmp_path))
+    kernel = get_kernel("branch_divergence")
+    tu = compile_source(str(kernel.source_path("cuda")), lang="cuda",
+                        defines=kernel.launch("small").defines)
+    text = printed_module(tu.module)[0]
+    argv = []
+    real = _process.run_tool
+    monkeypatch.setattr(_process, "run_tool", lambda a, **kw: argv.append(a) or real(a, **kw))
+    code = assemble(text, name="branch_divergence")
+    jumps = [b.last for f in code.functions.values() for b in f.blocks
+             if b.last.opcode.startswith("BRX")]
+    assert jumps and all(len(j.targets) >= 2 for j in jumps)
+    cubin = argv[-1][-1]
+    assert [a[1:] for a in argv[1:]] == [["-gp", "-ndf", cubin], ["-gp", cubin]]
+
+
+@needs_tools
+def test_one_module_assembled_by_two_threads_runs_the_tools_once(tmp_path, monkeypatch):
+    from concurrent.futures import ThreadPoolExecutor
+
+    monkeypatch.setenv("KERNCAST_CACHE", str(tmp_path))
+    text = printed_module(parse(LOOP.replace("loop", "twice")))[0]
+    calls = []
+    real = _process.run_tool
+    monkeypatch.setattr(_process, "run_tool", lambda a, **kw: calls.append(a) or real(a, **kw))
+    with ThreadPoolExecutor(2) as pool:
+        first, second = pool.map(lambda _: assemble(text, name="twice"), range(2))
+    assert first is second
+    assert len(calls) == 2  # one ptxas, one nvdisasm
+
+
 # An if/else on bit MASK of the thread index: MASK 1 splits every warp, 32 none.
 BRANCHY = f"""{HEADER}.visible .entry branchy(.param .u64 dst)
 {{

@@ -3,12 +3,13 @@
 Discovery order
 ---------------
 CUDA C++ (``toolchain="auto"``):
-    1. ``nvcc`` on ``PATH`` (with a host compiler, ``gcc``, on ``PATH``: nvcc
+    1. NVRTC: ``libnvrtc.so.13`` of the ``nvidia-cuda-nvrtc`` wheel, else a
+       ``libnvrtc`` the dynamic loader finds (the compiler the measured binaries were
+       built with, see :mod:`kerncast.frontend._cuda`);
+    2. ``nvcc`` on ``PATH`` (with a host compiler, ``gcc``, on ``PATH``: nvcc
        preprocesses with it);
-    2. the ``nvidia-cuda-nvcc`` wheel's ``nvidia/cu13/bin/nvcc`` (needs the
-       ``nvidia-nvvm``, ``nvidia-cuda-crt`` and ``nvidia-cuda-runtime`` wheels, and gcc);
-    3. NVRTC: ``libnvrtc.so.13`` of the ``nvidia-cuda-nvrtc`` wheel, else a
-       ``libnvrtc`` the dynamic loader finds.
+    3. the ``nvidia-cuda-nvcc`` wheel's ``nvidia/cu13/bin/nvcc`` (needs the
+       ``nvidia-nvvm``, ``nvidia-cuda-crt`` and ``nvidia-cuda-runtime`` wheels, and gcc).
 ptxas: ``ptxas`` on ``PATH``, else the ``nvidia-cuda-nvcc`` wheel's.
 OpenCL C: ``clang-14`` (or ``clang`` of version 14 or newer) with libclc's
 ``nvptx64--nvidiacl.bc`` from ``$KERNCAST_LIBCLC`` or ``/usr/lib/clc``.

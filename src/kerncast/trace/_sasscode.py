@@ -10,7 +10,10 @@ exit or a return) with their successors, every instruction carrying its PTX line
 ptxas comes from ``PATH`` or the ``nvidia-cuda-nvcc`` wheel, nvdisasm from ``PATH``
 or the ``nvidia-cuda-nvdisasm`` wheel (:func:`find_nvdisasm`). The parsed code is
 cached on disk by the SHA-256 of the PTX text, the architecture and both tool
-versions (``$KERNCAST_CACHE/v1/sass``), so a module is assembled once.
+versions (``$KERNCAST_CACHE/v1/sass``), so a module is assembled once; within a
+process the parsed code of the recent modules is kept too, and a caller asking for a
+module that another thread is assembling waits for that result instead of running the
+tools again.
 """
 
 from __future__ import annotations
@@ -19,6 +22,9 @@ import os
 import re
 import shutil
 import tempfile
+import threading
+from collections import OrderedDict
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -289,8 +295,15 @@ def _code_text(text: str) -> str:
     return "\n".join(out) + "\n"
 
 
+_RECENT: OrderedDict[str, Future] = OrderedDict()  # parsed code by cache key, newest last
+_RECENT_SIZE = 16
+_RECENT_LOCK = threading.Lock()
+
+
 def assemble(ptx: str, arch: str = "sm_90", *, name: str = "module") -> SassCode:
-    """The SASS of a PTX module's text, from the cache or from ptxas and nvdisasm.
+    """The SASS of a PTX module's text: kept from an earlier call in this process (or
+    being assembled by another thread, which is waited for), else from the disk cache,
+    else from ptxas and nvdisasm.
 
     Raises
     ------
@@ -298,15 +311,61 @@ def assemble(ptx: str, arch: str = "sm_90", *, name: str = "module") -> SassCode
         When ptxas or nvdisasm is missing (with how to install it) or fails (naming
         ``name``, the kernel or module, and quoting the tool's message).
     """
-    from kerncast.frontend import _cache, _process
+    from kerncast.frontend import _cache
 
     tools = tools_signature()
-    ptxas, nvdisasm = find_tools()
     key = {"layout": LAYOUT, "arch": arch, "tools": tools,
            "ptx": _cache.digest({"text": ptx})}
+    digest = _cache.digest({**key, "root": str(_cache.cache_root())})
+    with _RECENT_LOCK:
+        pending = _RECENT.get(digest)
+        if pending is None:
+            _RECENT[digest] = mine = Future()
+            while len(_RECENT) > _RECENT_SIZE:
+                _RECENT.popitem(last=False)
+        else:
+            _RECENT.move_to_end(digest)
+    if pending is not None:
+        return pending.result()
+    try:
+        code = _assembled(ptx, arch, name, key)
+    except BaseException as exc:
+        with _RECENT_LOCK:
+            _RECENT.pop(digest, None)
+        mine.set_exception(exc)
+        raise
+    mine.set_result(code)
+    return code
+
+
+_INDIRECT = re.compile(r"\b(BRX|JMX)\b")
+
+
+def _disassembled(nvdisasm: str, cubin: Path, name: str) -> str:
+    """``nvdisasm -gp`` of ``cubin``. Its dataflow analysis (a third of its time) is
+    skipped (``-ndf``) unless the code has indirect branches, whose targets only that
+    analysis prints (``BRX R4 ... (*"BRANCH_TARGETS .L_x_39,..."*)``); the output is
+    otherwise the same."""
+    from kerncast.frontend import _process
+
+    for argv in ([nvdisasm, "-gp", "-ndf", cubin], [nvdisasm, "-gp", cubin]):
+        proc = _process.run_tool(argv)
+        if proc.returncode != 0:
+            message = (proc.stderr or proc.stdout).strip()
+            raise ToolchainError(f"nvdisasm failed on the cubin of {name}: {message}")
+        if not _INDIRECT.search(proc.stdout):
+            break
+    return proc.stdout
+
+
+def _assembled(ptx: str, arch: str, name: str, key: dict) -> SassCode:
+    """:func:`assemble` past the in-process memory: the disk cache, else the tools."""
+    from kerncast.frontend import _cache, _process
+
+    ptxas, nvdisasm = find_tools()
     stored = _cache.load("sass", key)
     if stored is not None and isinstance(stored.get("disassembly"), str):
-        return parse_disassembly(stored["disassembly"], arch, tools)
+        return parse_disassembly(stored["disassembly"], arch, key["tools"])
     with tempfile.TemporaryDirectory(prefix="kerncast-sass-") as tmp:
         src, cubin = Path(tmp) / "module.ptx", Path(tmp) / "module.cubin"
         src.write_text(ptx)
@@ -314,10 +373,7 @@ def assemble(ptx: str, arch: str = "sm_90", *, name: str = "module") -> SassCode
         if proc.returncode != 0:
             message = (proc.stderr or proc.stdout).strip().replace(str(src), f"{name}.ptx")
             raise ToolchainError(f"ptxas -arch={arch} failed on {name}: {message}")
-        proc = _process.run_tool([nvdisasm, "-gp", cubin])
-        if proc.returncode != 0:
-            message = (proc.stderr or proc.stdout).strip()
-            raise ToolchainError(f"nvdisasm failed on the cubin of {name}: {message}")
-    text = _code_text(proc.stdout)
+        text = _disassembled(nvdisasm, cubin, name)
+    text = _code_text(text)
     _cache.store("sass", key, {"disassembly": text})
-    return parse_disassembly(text, arch, tools)
+    return parse_disassembly(text, arch, key["tools"])
