@@ -245,6 +245,22 @@ def test_assembled_modules_are_cached(tmp_path, monkeypatch):
     assert list(tmp_path.rglob("*.json"))
 
 
+def test_a_module_is_assembled_from_its_own_text_where_lines_name_instructions():
+    one_per_line = LOOP.replace("; ", ";\n")
+    module = parse(one_per_line)
+    text, line_of = printed_module(module)
+    assert text == one_per_line
+    lines = text.splitlines()
+    for ins in module.kernel("loop").instructions:
+        assert ins.opcode in lines[line_of[id(ins)] - 1]
+    shared = parse(LOOP)  # "ld.param ...; ld.param ...;" on one line: printed instead
+    text, line_of = printed_module(shared)
+    assert text != LOOP and len(set(line_of.values())) == len(line_of)
+    with_loc = parse(one_per_line.replace(".visible", '.file 1 "k.cu"\n.visible')
+                     .replace("mov.f32", ".loc 1 7 0\nmov.f32"))
+    assert printed_module(with_loc)[0] != with_loc.text  # -lineinfo would name k.cu's lines
+
+
 @needs_tools
 def test_a_jump_table_keeps_its_targets(tmp_path, monkeypatch):
     """nvdisasm runs without its dataflow analysis except where the code branches

@@ -601,6 +601,8 @@ class Module:
     items: tuple[ModuleItem, ...]
     files: Mapping[int, str] = field(default_factory=dict)
     filename: str | None = None
+    #: the PTX text it was parsed from (instructions' ``line`` numbers count its lines)
+    text: str | None = None
 
     @property
     def target(self) -> str:

@@ -44,7 +44,7 @@ class _ModuleParser(BodyParser):
             if name not in self.symbols:
                 self.fail(f"undefined symbol {name!r}", token)
         return Module(self.version, self.targets, self.address_size, tuple(self.items),
-                      self.files, self.source.filename)
+                      self.files, self.source.filename, self.source.text)
 
     # -- header ----------------------------------------------------------------------
 

@@ -102,17 +102,17 @@ def line_conflicts(function) -> dict[int, float]:
 
 def pc_conflicts(program, arch: str) -> dict[int, float]:
     """Mean extra issue cycles from register-bank conflicts of each pc of an emulator
-    program whose SASS has any, cached on disk by the module's PTX text, the kernel,
-    the architecture and the tools. Raises :class:`~kerncast.ToolchainError` when ptxas
+    program whose SASS has any, cached on disk by the module's PTX text as assembled, the
+    kernel, the architecture and the tools. Raises :class:`~kerncast.ToolchainError` when ptxas
     or nvdisasm is missing or fails, ``ValueError`` when the program has no module."""
     from kerncast.frontend import _cache  # noqa: PLC0415
     from kerncast.trace._sasscode import tools_signature  # noqa: PLC0415
-    from kerncast.trace._sassmap import printed_text  # noqa: PLC0415
+    from kerncast.trace._sassmap import printed_module  # noqa: PLC0415
 
     if getattr(program, "module", None) is None:
         raise ValueError("register-bank conflicts need the PTX module of the program")
     key = {"rules": RULES, "arch": arch, "tools": tools_signature(),
-           "ptx": _cache.digest({"text": printed_text(program.module)}),
+           "ptx": _cache.digest({"text": printed_module(program.module)[0]}),
            "kernel": program.kernel.name, "pcs": len(program.items)}
     stored = _cache.load("regbanks", key)
     if stored is not None and isinstance(stored.get("pcs"), dict):

@@ -47,6 +47,7 @@ reconverges elsewhere than the PTX's immediate post-dominator.
 from __future__ import annotations
 
 import dataclasses
+import re
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
@@ -92,18 +93,39 @@ def printed_text(module) -> str:
 
 
 _PRINTED: dict[int, tuple] = {}
+_LOC = re.compile(r"^\s*\.loc\s", re.MULTILINE)
 
 
 def printed_module(module) -> tuple[str, dict[int, int]]:
-    """The module's PTX text (:func:`printed_text`) and, for every instruction (by
-    ``id``), its line in that text; the last few modules' are kept."""
+    """The PTX text to assemble for the module and, for every instruction (by ``id``),
+    its line in that text; the last few modules' are kept. That is the text the module
+    was parsed from where it has no debug locations and no two instructions share a line
+    (what NVRTC, nvcc and clang write), else :func:`printed_text`."""
     kept = _PRINTED.get(id(module))
     if kept is not None and kept[0] is module:
         return kept[1], kept[2]
-    text, line_of = _printed_module(module)
+    text, line_of = _parsed_lines(module) or _printed_module(module)
     if len(_PRINTED) >= 8:
         _PRINTED.clear()
     _PRINTED[id(module)] = (module, text, line_of)
+    return text, line_of
+
+
+def _parsed_lines(module) -> tuple[str, dict[int, int]] | None:
+    """The module's own text with each instruction's line in it, or None where ptxas
+    would not name the instructions by those lines (``.loc`` directives make
+    ``-lineinfo`` name source lines) or two instructions share one."""
+    text = getattr(module, "text", None)
+    if not text or module.files or _LOC.search(text):
+        return None
+    line_of: dict[int, int] = {}
+    seen: set[int] = set()
+    for func in module.functions:
+        for ins in func.instructions:
+            if not ins.line or ins.line in seen:
+                return None
+            seen.add(ins.line)
+            line_of[id(ins)] = ins.line
     return text, line_of
 
 
