@@ -390,9 +390,6 @@ def predict_launch(kernel: CorpusKernel, config: LaunchConfig, device: str | Dev
     if loop is not None:
         sources = _common_sources(sources, loop.rare, trace.warps_per_block)
     table, nregs, orders = build_table(trace.program, machine)
-    ratios, issue = _sass_issue(trace, dev.ptx_target, orders)
-    table, banks = _charged(table, trace.program, machine, ratios, conflicts, dev.ptx_target)
-    table = constant_replays(table, trace)
     wave = psat * n_sm
     sharing = wave_sharing(traces, config.grid, probes, emulated, wave=wave, total_blocks=blocks,
                            l2_bytes=dev.memory.l2_kib * 1024)
@@ -409,8 +406,13 @@ def predict_launch(kernel: CorpusKernel, config: LaunchConfig, device: str | Dev
         # the tail's warps are simulated as far into their streams as the full round's
         tail = _round_streams(trace, stands[:tail_per_sm], sources[:tail_per_sm], orders)
         needed |= tail.sample(table, max(budget * tail_per_sm // per_sm, 1))
-    progress(f"simulating one round of {per_sm} block{'s' * (per_sm != 1)} per SM")
     costs = request_costs(trace, sharing=sharing, wpb=trace.warps_per_block, only=needed)
+    # the SASS (being read on the worker thread meanwhile) changes how long instructions
+    # hold their pipes, not which are memory requests: what is above did not need it
+    ratios, issue = _sass_issue(trace, dev.ptx_target, orders)
+    table, banks = _charged(table, trace.program, machine, ratios, conflicts, dev.ptx_target)
+    table = constant_replays(table, trace)
+    progress(f"simulating one round of {per_sm} block{'s' * (per_sm != 1)} per SM")
     full = _simulate(rnd, trace, table, nregs, machine, dev, per_sm, shared, active, sharing,
                      costs)
     cycles = waves * full.cycles
