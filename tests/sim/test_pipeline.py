@@ -327,6 +327,19 @@ def test_long_streams_are_sampled_and_extrapolated(machine):
     assert sampled.busy["fma"] == pytest.approx(full.busy["fma"], rel=0.01)
 
 
+def test_copies_of_one_stream_share_their_median_pace():
+    from types import SimpleNamespace
+
+    from kerncast.sim._pipeline import _shared_paces
+
+    sim = SimpleNamespace(source=[0, 0, 0, 1, 1])
+    streams = [([0] * 100, None)] * 4 + [([0] * 50, None)]
+    paces = _shared_paces(sim, {0: 10.0, 1: 12.0, 2: 60.0, 3: 11.0, 4: 40.0}, streams)
+    # warps 0-2 run source 0: the one left behind by the scheduler takes the others' pace;
+    # warp 3 and warp 4 run source 1 but not as far, so each keeps its own
+    assert paces == {0: 12.0, 1: 12.0, 2: 12.0, 3: 11.0, 4: 40.0}
+
+
 # -- tables from real PTX ----------------------------------------------------------------
 
 CHAIN = """.version 8.0
