@@ -61,3 +61,22 @@ def test_recorded_energy_rows_mark_their_sm_count_done():
     dataset = SimpleNamespace(tables=lambda: {"energy": frame})
     done = done_keys(dataset, 132)
     assert [item_key(i, "h100-sxm") in done for i in items] == [True, True, False]
+
+
+def test_a_recorded_ladder_leaves_the_full_grid_to_measure():
+    import pandas as pd
+
+    kernel = get_kernel("matmul_naive")
+    units, _ = plan_units([kernel], ["large"], ["samples", "samples-full"], language="cuda",
+                          configs="default", total_sms=132)
+    ladder, full = units[0].items
+    assert (ladder.table, full.table) == ("samples", "samples")
+    base = {"kernel": "matmul_naive", "language": "cuda", "size": "large",
+            "config": ladder.config, "device": "h100-sxm", "status": "ok"}
+    rungs = pd.DataFrame([{**base, "k": k, "l2_state": s, "grid_fraction": 0.01 * k}
+                          for k in (1, 2) for s in ("warm", "cold")])
+    done = done_keys(SimpleNamespace(tables=lambda: {"samples": rungs}), 132)
+    assert [item_key(i, "h100-sxm") in done for i in (ladder, full)] == [True, False]
+    whole = pd.DataFrame([{**base, "k": 0, "l2_state": "cold", "grid_fraction": 1.0}])
+    done = done_keys(SimpleNamespace(tables=lambda: {"samples": whole}), 132)
+    assert [item_key(i, "h100-sxm") in done for i in (ladder, full)] == [False, True]

@@ -122,3 +122,26 @@ def test_chosen_samples_are_the_only_ones_run():
     assert seen["rungs"][-1]["blocks_launched"] == config.blocks
     assert seen["rungs"][-2]["blocks_launched"] < config.blocks <= 2 * seen["rungs"][-2]["blocks_launched"]
     assert rows[0]["time_median_s"] == seen["t"][0]
+
+
+def test_the_full_grid_is_one_cold_row():
+    from kerncast.measure._samples import measure_full
+
+    kernel = get_kernel("matmul_naive")
+    config = kernel.launch("large", {"bx": 32, "by": 1})
+    backend = FakeBackend(sm_count=8, times=[20e-6], behaviours={"matmul_naive": "unwritten"})
+    rows = measure_full(backend, kernel, config, policy=QUICK)
+    assert [(r["k"], r["l2_state"], r["status"]) for r in rows] == [(0, "cold", "ok")]
+    assert rows[0]["blocks_launched"] == config.blocks and rows[0]["grid_fraction"] == 1.0
+    assert rows[0]["psat"] == 32 and backend.events.count("flush") > 0
+
+
+def test_a_failed_full_grid_is_still_the_full_grids_row():
+    from kerncast.measure._samples import measure_full
+
+    kernel = get_kernel("matmul_tiled")
+    config = kernel.launch("small")
+    rows = measure_full(FakeBackend(behaviours={"matmul_tiled": "compile_error"}), kernel,
+                        config, policy=QUICK)
+    assert len(rows) == 1 and rows[0]["status"] == "compile_failed"
+    assert (rows[0]["k"], rows[0]["l2_state"], rows[0]["grid_fraction"]) == (0, "cold", 1.0)

@@ -56,7 +56,7 @@ def _replay(recorded, calls: list):
         if choose is None:
             return rows
         by = {(r["k"], r["l2_state"]): r for r in rows}
-        rungs = [{c: r[c] for c in RUNG} for r in rows if r["l2_state"] == "cold"]
+        rungs = [{c: r[c] for c in RUNG} for r in rows if r["l2_state"] == "cold" and r["k"] > 0]
         full = {**rungs[-1], "k": 0, "blocks_launched": int(times["blocks"].iloc[0])}
         rungs = sorted(rungs, key=lambda r: r["k"]) + [full]
         measured = []

@@ -238,3 +238,41 @@ def test_a_front_loaded_line_takes_one_more_jump():
     got = Sampling(budget=0.2).fit(data).predict(data)[0]
     assert got == pytest.approx(truth, rel=0.02)
     assert "warning" not in info
+
+
+def test_a_flagged_launch_takes_the_datasets_run_of_its_whole_grid():
+    wave = 8 * 132
+    # sssp_relax-like: the line through waves 2 and 3 predicts 3x the launch; the
+    # samples-full experiment timed the whole grid (k 0, cold)
+    pts = [(2, 2 * wave, 5.1e-3, "cold"), (3, 3 * wave, 6.0e-3, "cold"),
+           (0, 16 * wave, 6.1e-3, "cold")]
+    data = _dataset(pts, blocks=16 * wave)
+    got = Sampling(budget=0.0).fit(data).explain(data)[0]
+    assert got.seconds == pytest.approx(6.1e-3)
+    assert got.based_on["method"].startswith("direct measurement of the whole launch")
+    assert got.based_on["sampled_prediction_s"] > 2 * got.seconds
+    assert got.based_on["sample_seconds"] == pytest.approx(5.1e-3 + 6.0e-3 + 6.1e-3)
+    kept = Sampling(budget=0.0, fallback=False).fit(data).explain(data)[0]
+    assert kept.seconds > 2 * got.seconds and "warning" in kept.based_on
+    # without that run the flagged line stands, and says so
+    alone = _dataset(pts[:2], blocks=16 * wave)
+    assert "warning" in Sampling(budget=0.0).fit(alone).explain(alone)[0].based_on
+
+
+def test_a_trusted_line_ignores_the_run_of_the_whole_grid():
+    wave = 4 * 132
+    pts = [(k, k * wave, 4e-6 + 10e-6 * k, "cold") for k in (1, 2, 3, 4, 5)]
+    data = _dataset(pts + [(0, 100 * wave, 1.5e-3, "cold")], blocks=100 * wave)
+    for model in (Sampling(), SeedLinear(l2_state="cold")):
+        got = model.fit(data).explain(data)[0]
+        assert got.seconds == pytest.approx(4e-6 + 10e-6 * 100, rel=1e-6)
+        assert got.based_on["method"] == "linear extrapolation of sampled waves"
+
+
+def test_a_grid_too_short_for_two_samples_is_measured_whole():
+    wave = 4 * 132
+    data = _dataset([(1, wave, 12e-6, "cold"), (0, int(1.3 * wave), 15e-6, "cold")],
+                    blocks=int(1.3 * wave))
+    got = Sampling().fit(data).explain(data)[0]
+    assert got.seconds == pytest.approx(15e-6)
+    assert "too short to sample" in got.based_on["method"]

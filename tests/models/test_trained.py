@@ -54,3 +54,27 @@ def test_saved_model_round_trips(tmp_path, h100):
     assert not list(tmp_path.glob(".*.tmp"))
     back = Predictor.load(path)
     np.testing.assert_allclose(back.predict(h100), fitted.predict(h100), equal_nan=True)
+
+
+def test_a_launch_its_base_measured_whole_is_passed_on_uncorrected(h100):
+    """sssp_relax's samples are flagged (its first blocks hold the work) and the dataset
+    holds a run of its whole grid: sampling answers with that run, and so does the SVR."""
+    from kerncast.models import Sampling, SamplingSVR
+
+    data = h100.subset(["sssp_relax", "matmul_tiled", "transpose_naive", "reduce_tree"])
+    full = data.samples[(data.samples["kernel"] == "sssp_relax")
+                        & (data.samples["grid_fraction"] >= 1)]
+    if not len(full):
+        pytest.skip("this dataset has no samples-full run of sssp_relax")
+    rows = np.flatnonzero((data.times["kernel"] == "sssp_relax")
+                          & (data.times["experiment"] == "times")
+                          & (data.times["size"] == full["size"].iloc[0])
+                          & data.times["config"].isin(full["config"]))
+    assert len(rows)
+    base = Sampling().fit(data).explain(data)
+    svr = SamplingSVR().fit(data).explain(data)
+    for i in rows:
+        assert base[i].based_on["method"].startswith("direct measurement of the whole launch")
+        assert base[i].seconds == pytest.approx(full["time_median_s"].iloc[0])
+        assert svr[i].seconds == base[i].seconds
+        assert svr[i].based_on["sampled_prediction_s"] == base[i].based_on["sampled_prediction_s"]

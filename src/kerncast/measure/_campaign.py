@@ -55,7 +55,8 @@ from kerncast.measure._timing import TimingPolicy
 
 __all__ = ["Campaign", "CampaignResult"]
 
-ALLOWED = {"pocl": {"times", "samples", "cpu"}, "opencl": {"times", "samples", "energy", "cpu"}}
+ALLOWED = {"pocl": {"times", "samples", "samples-full", "cpu"},
+           "opencl": {"times", "samples", "samples-full", "energy", "cpu"}}
 FAILURE_EXTRAS = {
     "times": {"experiment": "times", "input_sets": 0},
     "samples": {"k": 0, "psat": 0, "blocks_requested": 0, "blocks_launched": 0,
@@ -148,7 +149,7 @@ class Campaign:
     backend
         ``cupy`` (default), ``opencl``, ``pocl``, or ``module:attribute`` (tests).
     experiments
-        Any of times, samples, energy, sm-sweep, energy-sweep, counters,
+        Any of times, samples, samples-full, energy, sm-sweep, energy-sweep, counters,
         sample-counters, cpu.
     kernels, sizes
         Kernel names (default: the whole corpus) and sizes (default: all).
@@ -460,6 +461,10 @@ class Campaign:
             row.update(experiment=item.experiment, sm_count_requested=sms)
         if item.table == "counters":
             row.update(sample_k=item.sample_k)
+        if item.experiment == "samples-full":
+            from kerncast.measure._samples import full_grid_columns  # noqa: PLC0415
+
+            row.update(full_grid_columns(config))
         clocks = self._monitor.clocks()
         row.update(row_provenance(self._static(item), clocks, clocks, self.seed))
         self._accept(item, [(item.table, row)])

@@ -1,7 +1,8 @@
 """What a campaign measures: items grouped by (kernel, size), minus what is already recorded.
 
 An :class:`Item` is one measurement that yields the rows of one table: a ``times``
-row, the ``samples`` rows of one configuration, an ``energy`` row, one
+row, the ``samples`` rows of one configuration, its full grid timed as a cold sample
+(``samples-full``), an ``energy`` row, one
 ``sm-sweep`` point, a ``counters`` row, or a ``cpu`` row. Items are grouped into
 units of one (kernel, size), the granularity at which inputs are prepared and
 scratch files removed. Resuming skips every item whose key already has a row (an
@@ -20,17 +21,19 @@ from kerncast.corpus import CorpusKernel, LaunchConfig
 __all__ = ["EXPERIMENTS", "PROFILED", "SAMPLE_COUNTER_KS", "SWEPT", "TABLE_OF", "Item", "Unit", "done_keys", "item_key", "plan_units"]
 
 # Experiments in the order a unit runs them, and the table each one fills.
-EXPERIMENTS = ("times", "samples", "energy", "sm-sweep", "energy-sweep", "counters",
-               "sample-counters", "cpu")
+EXPERIMENTS = ("times", "samples", "samples-full", "energy", "sm-sweep", "energy-sweep",
+               "counters", "sample-counters", "cpu")
 # Experiments run at each SM count of the sweep (a green context per count).
 SWEPT = ("sm-sweep", "energy-sweep")
 # Experiments profiled with Nsight Compute (after the timed ones).
 PROFILED = ("counters", "sample-counters")
-TABLE_OF = {"times": "times", "sm-sweep": "times", "samples": "samples", "energy": "energy",
+TABLE_OF = {"times": "times", "sm-sweep": "times", "samples": "samples",
+            "samples-full": "samples", "energy": "energy",
             "energy-sweep": "energy", "counters": "counters", "sample-counters": "counters",
             "cpu": "cpu"}
 # Configurations measured per experiment with --configs auto.
-AUTO_CONFIGS = {"times": "all", "counters": "all", "samples": "all", "energy": "default",
+AUTO_CONFIGS = {"times": "all", "counters": "all", "samples": "all", "samples-full": "all",
+                "energy": "default",
                 "sm-sweep": "default", "energy-sweep": "default", "sample-counters": "default",
                 "cpu": "default"}
 # Sample multipliers profiled by sample-counters: the seed's 2 and 3 and the points
@@ -98,7 +101,13 @@ def item_key(item: Item, device: str) -> tuple:
     if item.table == "energy":
         return ("energy", item.kernel, item.language, item.size, item.config, device,
                 item.sm_count or 0)
-    return (item.table, item.kernel, item.language, item.size, item.config, device)
+    return (item.experiment, item.kernel, item.language, item.size, item.config, device)
+
+
+def _is_full_grid(row: dict) -> bool:
+    """A ``samples`` row of the whole grid, timed cold (what ``samples-full`` records)."""
+    return row.get("l2_state") == "cold" and int(row.get("k") or 0) == 0 and \
+        (row.get("grid_fraction") or 0) >= 1
 
 
 def done_keys(dataset: Any, total_sms: int, ok_only: bool = False) -> set[tuple]:
@@ -124,7 +133,8 @@ def done_keys(dataset: Any, total_sms: int, ok_only: bool = False) -> set[tuple]
                 keys.add((table, row["kernel"], row["language"], row["size"], row["config"],
                           row["device"], 0 if not total_sms or sms >= total_sms else sms))
             else:
-                keys.add((table, row["kernel"], row["language"], row["size"], row["config"],
+                name = "samples-full" if table == "samples" and _is_full_grid(row) else table
+                keys.add((name, row["kernel"], row["language"], row["size"], row["config"],
                           row["device"]))
     return keys
 

@@ -11,6 +11,11 @@ grids are cut into whole rows of blocks: ``grid_y' = ceil(K / grid_x)`` with the
 ``grid_x`` (and whole x-y planes for 3-D grids). Every sample is timed twice: with a warm L2
 (repeated launches) and with a cold one (a kernel writing twice the L2's size runs
 before each launch, outside the timed interval, with the busy-wait kernel between).
+
+:func:`measure_full` times the whole grid the way a cold sample is timed (a row with
+``k`` 0 and ``grid_fraction`` 1): the direct measurement that a sampler falls back on
+where its samples cannot be trusted, or where the grid is too short to sample, so that
+a dataset can replay what live mode does.
 """
 
 from __future__ import annotations
@@ -29,8 +34,8 @@ from kerncast.measure._run import failure_row, launch_columns
 from kerncast.measure._session import Failure, LaunchSession
 from kerncast.measure._timing import TimingPolicy, time_repeatedly
 
-__all__ = ["SAMPLE_MAX_FRACTION", "SAMPLE_MAX_SECONDS", "measure_samples", "multipliers",
-           "resident_blocks", "sampled_grid"]
+__all__ = ["SAMPLE_MAX_FRACTION", "SAMPLE_MAX_SECONDS", "full_grid_columns", "measure_full",
+           "measure_samples", "multipliers", "resident_blocks", "sampled_grid"]
 
 SAMPLE_MAX_FRACTION = 0.05
 SAMPLE_MAX_SECONDS = 200e-6
@@ -90,10 +95,9 @@ def ladder(config: LaunchConfig, psat: int, sm_count: int) -> list[dict]:
 
 
 def _full_rung(config: LaunchConfig, psat: int) -> dict:
-    gx, gy, gz = (list(config.grid) + [1, 1, 1])[:3]
-    return {"k": 0, "psat": psat, "blocks_requested": config.blocks,
-            "blocks_launched": config.blocks, "grid_fraction": 1.0, "sample_grid_x": gx,
-            "sample_grid_y": gy, "sample_grid_z": gz}
+    rung = {**full_grid_columns(config), "psat": psat}
+    del rung["l2_state"]
+    return rung
 
 
 def time_rung(session: LaunchSession, config: LaunchConfig, rung: dict, state: str,
@@ -174,4 +178,28 @@ def measure_samples(backend: Backend, kernel: CorpusKernel, config: LaunchConfig
     prov = row_provenance(static, before, monitor.clocks(), seed)
     for row in rows:
         row.update(prov)
+    return rows
+
+
+def _time_full_grid(rungs: list[dict], time: Callable[[int, str], float]) -> None:
+    time(len(rungs) - 1, "cold")
+
+
+def full_grid_columns(config: LaunchConfig) -> dict:
+    """The sample columns of a whole-grid row, also on its failure rows (which the
+    campaign then knows as this experiment's, not the ladder's)."""
+    gx, gy, gz = (list(config.grid) + [1, 1, 1])[:3]
+    return {"k": 0, "blocks_requested": config.blocks, "blocks_launched": config.blocks,
+            "grid_fraction": 1.0, "sample_grid_x": gx, "sample_grid_y": gy, "sample_grid_z": gz,
+            "l2_state": "cold"}
+
+
+def measure_full(backend: Backend, kernel: CorpusKernel, config: LaunchConfig,
+                 **options: Any) -> list[dict]:
+    """The whole grid timed as a cold sample: one ``samples`` row with ``k`` 0 (a failure
+    is one row too). ``options`` are those of :func:`measure_samples`."""
+    rows = measure_samples(backend, kernel, config, choose=_time_full_grid, **options)
+    for row in rows:
+        if row["status"] != "ok":
+            row.update(full_grid_columns(config))
     return rows

@@ -117,11 +117,11 @@ class _Runner:
                                   experiment=experiment,
                                   sm_count_requested=item.get("sm_count"), **common)
             return [("times", row)]
-        if experiment == "samples":
-            from kerncast.measure._samples import measure_samples  # noqa: PLC0415
+        if experiment in ("samples", "samples-full"):
+            from kerncast.measure._samples import measure_full, measure_samples  # noqa: PLC0415
 
-            rows = measure_samples(backend, kernel, config, policy=self.policy, monitor=monitor,
-                                   **common)
+            run = measure_samples if experiment == "samples" else measure_full
+            rows = run(backend, kernel, config, policy=self.policy, monitor=monitor, **common)
             return [("samples", r) for r in rows]
         if experiment in ("energy", "energy-sweep"):
             from kerncast.measure._energy import measure_energy  # noqa: PLC0415

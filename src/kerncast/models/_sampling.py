@@ -15,8 +15,13 @@ the tail wave, and flags kernels whose waves are too uneven to trust.
 
 Both read the ``samples`` table of a dataset (one row per sampled launch: ``k``,
 ``psat``, ``blocks_launched``, ``grid_fraction``, ``l2_state``, timing statistics) and
-the target rows' ``blocks``. A launch whose whole grid fits in a sample is predicted
-by that direct measurement, and the explanation says so.
+the target rows' ``blocks``. A launch whose grid is too short to sample (fewer than two
+samples fit before its full grid) is predicted by a direct measurement of its whole
+grid, and the explanation says so. ``sampling`` also measures the whole launch where
+its samples say they cannot be trusted (uneven waves, or work held by the first
+blocks), in live mode and, where the dataset recorded that run (the ``samples-full``
+experiment: the whole grid timed as a cold sample), on a dataset; the explanation
+keeps the sampled prediction it replaced, and the cost counts both.
 """
 
 from __future__ import annotations
@@ -78,6 +83,9 @@ class SampleFit:
     uneven: bool
     sample_seconds: float
     front_loaded: bool = False
+    #: the sampled prediction that a direct measurement replaced, and why
+    replaced_seconds: float | None = None
+    replaced_because: str = ""
 
 
 def _measured(frame: pd.DataFrame) -> pd.DataFrame:
@@ -86,11 +94,24 @@ def _measured(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _direct(group: pd.DataFrame, blocks: int, fill=_measured) -> SampleFit | None:
+    """The launch's whole grid, measured (None where no sample holds it)."""
     whole = group[group["blocks_launched"] >= blocks]
     if not len(whole):
         return None
     t = float(fill(whole.head(1))["time_median_s"].iloc[0])
     return SampleFit(t, t, 0.0, 1, 0.0, True, False, t)
+
+
+def _distrusted(fit: SampleFit) -> str:
+    """Why a sampled line may not be trusted ('' where it may)."""
+    if fit.direct:
+        return ""
+    if fit.uneven:
+        return "waves differ by more than 5%: sampling may not be trusted"
+    if fit.front_loaded:
+        return ("most of the sampled time is a fixed cost the blocks do not explain: the first "
+                "blocks hold more work than the rest, so sampling may not be trusted")
+    return ""
 
 
 def fit_samples(x: np.ndarray, t: np.ndarray, blocks: float, psat: int, n_sm: int,
@@ -123,7 +144,8 @@ def fit_samples(x: np.ndarray, t: np.ndarray, blocks: float, psat: int, n_sm: in
 
 class _SamplingBase(Predictor):
     needs = frozenset({"sampled_runs", "spec"})
-    #: in live mode, measure the whole launch when the samples say they cannot be trusted
+    #: measure the whole launch (live, or a dataset's samples-full run) when the samples
+    #: say they cannot be trusted
     fallback = False
     columns = ("kernel", "language", "size", "config", "device", "sm_count", "blocks")
 
@@ -133,8 +155,23 @@ class _SamplingBase(Predictor):
         out = []
         for _, row in dataset.times.iterrows():
             group = groups.get(_key(row, cols))
-            out.append(None if group is None else self._fit_one(group, int(row["blocks"])))
+            out.append(None if group is None else self._settled(group, int(row["blocks"])))
         return out
+
+    def _settled(self, group: pd.DataFrame, blocks: int, fill=_measured) -> SampleFit | None:
+        """The fit for one launch, or with ``fallback``, where the samples say they cannot
+        be trusted and the whole grid was (or, through ``fill``, can be) measured, that
+        measurement: on such kernels the samples already cost about as much as the launch
+        (sssp_relax on the H100: 11 ms of samples for a 6 ms launch)."""
+        fit = self._fit_one(group, blocks, fill)
+        why = "" if fit is None else _distrusted(fit)
+        if not (self.fallback and why):
+            return fit
+        whole = _direct(group, blocks, fill)
+        if whole is None:
+            return fit
+        return replace(whole, sample_seconds=fit.sample_seconds + whole.seconds,
+                       points=fit.points, replaced_seconds=fit.seconds, replaced_because=why)
 
     def _predict(self, dataset: Dataset) -> np.ndarray:
         return np.array([np.nan if f is None else f.seconds for f in self._fits(dataset)])
@@ -153,18 +190,7 @@ class _SamplingBase(Predictor):
                 t if np.isfinite(t) else measure(int(r), state)
                 for r, t in zip(part["rung"], part["time_median_s"])])
 
-        fit = self._fit_one(frame, blocks, fill)
-        prediction = self._explain_one(fit)
-        full = frame[frame["blocks_launched"] >= blocks].head(1)
-        if not (self.fallback and "warning" in prediction.based_on
-                and len(full) and not fit.direct):
-            return prediction
-        # sampling says it may not be trusted: one run of the whole launch answers instead
-        seconds = measure(int(full["rung"].iloc[0]), state)
-        return Prediction(seconds, self.name, bottleneck="unknown", based_on={
-            "method": "direct measurement of the whole launch: " + prediction.based_on["warning"],
-            "sampled_prediction_s": fit.seconds, "points": fit.points,
-            "sample_seconds": fit.sample_seconds + seconds})
+        return self._explain_one(self._settled(frame, blocks, fill))
 
     def explain(self, dataset: Dataset) -> list[Prediction]:
         return [self._explain_one(f) for f in self._fits(dataset)]
@@ -172,18 +198,20 @@ class _SamplingBase(Predictor):
     def _explain_one(self, fit: SampleFit | None) -> Prediction:
         if fit is None:
             return Prediction(float("nan"), self.name, based_on={"error": "no sampled runs"})
+        if fit.replaced_seconds is not None:
+            return Prediction(fit.seconds, self.name, bottleneck="unknown", based_on={
+                "method": "direct measurement of the whole launch: " + fit.replaced_because,
+                "sampled_prediction_s": fit.replaced_seconds, "points": fit.points,
+                "sample_seconds": fit.sample_seconds})
         based_on: dict[str, Any] = {
             "points": fit.points, "per_block_s": fit.per_block, "intercept_s": fit.intercept,
             "stderr_s": fit.stderr, "sample_seconds": fit.sample_seconds,
-            "method": "direct measurement: the grid fits in one sample" if fit.direct
+            "method": "direct measurement: the grid is too short to sample (fewer than two "
+                      "samples fit before its full grid)" if fit.direct
             else "linear extrapolation of sampled waves",
         }
-        if fit.uneven:
-            based_on["warning"] = "waves differ by more than 5%: sampling may not be trusted"
-        elif fit.front_loaded:
-            based_on["warning"] = ("most of the sampled time is a fixed cost the blocks do not "
-                                   "explain: the first blocks hold more work than the rest, so "
-                                   "sampling may not be trusted")
+        if why := _distrusted(fit):
+            based_on["warning"] = why
         # a direct measurement has no fixed cost apart from its blocks' time
         breakdown = {} if fit.direct else {"launch": max(fit.intercept, 0.0)}
         return Prediction(fit.seconds, self.name, breakdown=breakdown,
@@ -225,7 +253,7 @@ class SeedLinear(_SamplingBase):
         (b1, t1), (b2, t2) = [(float(p["blocks_launched"].iloc[0]), float(p["time_median_s"].iloc[0]))
                               for p in picks]
         if b2 <= b1:
-            return direct
+            return _direct(group, blocks, fill)
         slope = (t2 - t1) / (b2 - b1)
         seconds = t1 + slope * (blocks - b1)
         intercept = t1 - slope * b1
@@ -237,10 +265,9 @@ class SeedLinear(_SamplingBase):
 class Sampling(_SamplingBase):
     """kerncast's sampler: cold-L2 samples chosen by the work they cover, fitted together.
 
-    In live mode (:meth:`explain_live`) with ``fallback``, a launch whose samples are
-    flagged (uneven waves, or work held by the first blocks) is measured whole instead,
-    and the prediction says so: on such kernels the samples already cost about as much
-    as the launch (sssp_relax on the H100: 11 ms of samples for a 6 ms launch)."""
+    With ``fallback``, a launch whose samples are flagged (uneven waves, or work held by
+    the first blocks) is measured whole instead, live or from a dataset's ``samples-full``
+    run, and the prediction says so."""
 
     name = "sampling"
     description = ("Cold-L2 samples of whole waves beyond the launch-overhead regime, "

@@ -36,7 +36,7 @@ import pandas as pd
 from kerncast._errors import InputError
 from kerncast.data import Dataset
 from kerncast.models._base import Prediction, Predictor
-from kerncast.models._sampling import JOIN, _direct, sample_groups
+from kerncast.models._sampling import JOIN, sample_groups
 from kerncast.models.registry import register
 
 __all__ = ["SamplingSVR", "svr_features"]
@@ -86,13 +86,17 @@ def svr_features(sample: pd.Series, linear_ips: float) -> dict[str, float]:
     return out
 
 
+def _base_model(base: str):
+    """The base linear model, unfitted (it learns nothing)."""
+    from kerncast.models._sampling import Sampling, SeedLinear  # noqa: PLC0415
+
+    return SeedLinear() if base == "seed-linear" else Sampling()
+
+
 def _base_fits(dataset: Dataset, base: str) -> list:
     """The base linear model's fit for each row of ``dataset.times`` (None where it has
     no samples)."""
-    from kerncast.models._sampling import Sampling, SeedLinear  # noqa: PLC0415
-
-    model = SeedLinear() if base == "seed-linear" else Sampling()
-    return model._fits(dataset)
+    return _base_model(base)._fits(dataset)
 
 
 def _instructions(counters: pd.DataFrame, blocks: int) -> float:
@@ -234,16 +238,15 @@ class SamplingSVR(Predictor):
         return out
 
     def _direct_estimates(self, dataset: Dataset) -> dict[int, tuple[float, dict]]:
-        """Rows whose whole grid ran as one sample: its time is a direct measurement."""
-        groups = sample_groups(dataset, self.l2_state)
-        cols = [c for c in JOIN if c in dataset.times.columns]
+        """Rows the base model measured whole (a grid too short to sample, or samples it
+        does not trust): a direct measurement, which no SVR corrects."""
+        base = _base_model(self.base)
         out = {}
-        for index, row in enumerate(dataset.times.to_dict("records")):
-            group = groups.get(tuple(row[c] for c in cols))
-            fit = None if group is None else _direct(group, int(row["blocks"]))
-            if fit is not None:
-                out[index] = (fit.seconds, {"method": "direct measurement: the grid fits in "
-                                            "one sample, too small to sample"})
+        for index, fit in enumerate(base._fits(dataset)):
+            if fit is not None and fit.direct:
+                out[index] = (fit.seconds, {
+                    key: value for key, value in base._explain_one(fit).based_on.items()
+                    if key in ("method", "sampled_prediction_s", "sample_seconds")})
         return out
 
     def _all_estimates(self, dataset: Dataset) -> dict[int, tuple[float, dict]]:
