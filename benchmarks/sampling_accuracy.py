@@ -7,13 +7,19 @@ largest size), evaluated by kerncast's harness with cross-validation by kernel (
 SVR never sees the kernel it predicts):
 
 * the mean error of ``seed-linear`` (the seed's model as published: warm-L2 samples
-  at 2 and 3 Psat), ``sampling`` (kerncast's sampler), ``sampling-svr`` (kerncast's
-  default: a residual on ``sampling``) and the SVR as published (``svr-as-published``:
-  log IPS learned directly, the linear model's IPS a feature);
+  at 2 and 3 Psat), ``sampling`` (kerncast's sampler, which answers a launch whose
+  samples it does not trust with the dataset's run of the whole grid, as live mode
+  measures it), ``sampling-lines`` (the same sampler, its lines kept even where it does
+  not trust them), ``sampling-svr`` (kerncast's default: a residual on ``sampling``) and
+  the SVR as published (``svr-as-published``: log IPS learned directly, the linear
+  model's IPS a feature);
+* how far the ground truth itself moves: each launch's times row against a second run
+  of its whole grid (the ``samples-full`` experiment, cold L2);
 * the seed's Table 3: kernels per error class (0-5%, 5-10%, >10%) for each model;
 * the sampling overhead: the time of the sampled runs a model uses over the full run,
   and the floor under it: the overhead of each launch's two smallest samples, the
-  cheapest line a sampler of whole waves can draw;
+  cheapest line a sampler of whole waves can draw; and both by the waves of the grid
+  (under 60 waves two samples of a wave or more cost over 5% of the launch);
 
 every mean is over kernels (a kernel sampled at several launch configurations counts
 once, with the mean over its configurations);
@@ -29,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -50,8 +57,6 @@ def _dataset(device: str):
     times = times[times["experiment"] == "times"]
     keys = data.samples[["kernel", "config", "size"]].drop_duplicates()
     times = times.merge(keys, on=["kernel", "config", "size"])
-    from dataclasses import replace
-
     return replace(data, times=times.reset_index(drop=True))
 
 
@@ -65,16 +70,14 @@ def _classes(per_kernel: pd.DataFrame) -> pd.DataFrame:
     return bins.groupby(level=1).value_counts().unstack(0).fillna(0).astype(int)
 
 
-def _overhead(data, model_name: str, whole: set[str] = frozenset()) -> float:
-    """Mean time of the sampled runs over the full run (%); launches of the kernels in
-    ``whole`` also pay for one full run."""
+def _overheads(data, model_name: str) -> pd.Series:
+    """Per kernel, the time of the runs a model took (samples, and a run of the whole
+    grid where it measured one) over the full run (%)."""
     from kerncast.models import get_predictor
 
     model = get_predictor(model_name).fit(data)
     spent = np.array([p.based_on.get("sample_seconds", np.nan) for p in model.explain(data)])
-    full = data.times["time_median_s"].to_numpy()
-    spent = spent + np.where(data.times["kernel"].isin(whole), full, 0.0)
-    return float(_per_kernel(data, 100 * spent / full).mean())
+    return _per_kernel(data, 100 * spent / data.times["time_median_s"].to_numpy())
 
 
 def _per_kernel(data, values: np.ndarray) -> pd.Series:
@@ -104,19 +107,54 @@ def _floor(data) -> tuple[pd.Series, pd.Series]:
     return _per_kernel(data, np.array(cheapest)), _per_kernel(data, np.array(waves))
 
 
-def _warnings(data) -> list[str]:
-    """Launches whose ``sampling`` prediction says it may not be trusted."""
+def _measured_whole(data) -> list[str]:
+    """Launches that ``sampling`` answered with a run of the whole grid, and why, or
+    whose line it kept although it does not trust it (no such run in the dataset)."""
     from kerncast.models import get_predictor
 
     model = get_predictor("sampling").fit(data)
-    return [f"{row['kernel']} {row['config']}: {p.based_on['warning']}"
-            for row, p in zip(data.times.to_dict("records"), model.explain(data))
-            if p.based_on.get("warning")]
+    out = []
+    for row, p in zip(data.times.to_dict("records"), model.explain(data)):
+        info, name = p.based_on, f"{row['kernel']} {row['config']}"
+        if "sampled_prediction_s" in info:
+            out.append(f"{name}: measured whole ({p.seconds * 1e3:.3f} ms; the line said "
+                       f"{info['sampled_prediction_s'] * 1e3:.3f} ms): "
+                       f"{info['method'].split(': ', 1)[1]}")
+        elif info.get("warning"):
+            out.append(f"{name}: line kept, no run of the whole grid: {info['warning']}")
+    return out
+
+
+def _repeat(data) -> pd.DataFrame:
+    """Each launch's times row against the samples-full run of its whole grid (%)."""
+    from kerncast.models._sampling import JOIN
+
+    s = data.samples
+    full = s[(s["status"] == "ok") & (s["grid_fraction"] >= 1) & (s["l2_state"] == "cold")]
+    both = data.times.merge(full[JOIN + ["time_median_s"]], on=JOIN, suffixes=("", "_full"))
+    both["diff_pct"] = 100 * (both["time_median_s_full"] / both["time_median_s"] - 1)
+    return both
+
+
+def _by_waves(data, errors: pd.Series, overhead: pd.Series) -> pd.DataFrame:
+    """Error and overhead of ``sampling`` and the floor, by the waves of the grid."""
+    cheapest, waves = _floor(data)
+    frame = pd.DataFrame({"error_pct": errors, "overhead_pct": overhead,
+                          "floor_pct": cheapest, "waves": waves}).dropna(subset=["waves"])
+    frame["grid"] = pd.cut(frame["waves"], [0, 60, 500, np.inf],
+                           labels=["under 60 waves", "60-500 waves", "500 waves or more"],
+                           right=False)
+    return frame.groupby("grid", observed=True).agg(
+        kernels=("error_pct", "size"), mean_error_pct=("error_pct", "mean"),
+        mean_overhead_pct=("overhead_pct", "mean"), median_overhead_pct=("overhead_pct", "median"),
+        mean_floor_pct=("floor_pct", "mean"))
 
 
 def _fig15(data) -> pd.DataFrame:
     from kerncast.models import SeedLinear
 
+    # the seed's figure: lines through two samples only, never a run of the whole grid
+    data = replace(data, samples=data.samples[data.samples["grid_fraction"] < 1])
     rows = []
     for l2 in ("warm", "cold"):
         for first in (1, 2, 3, 4):
@@ -153,13 +191,16 @@ def main() -> None:
     ap.add_argument("--device", default="h100")
     args = ap.parse_args()
     from kerncast.evaluate import evaluate
-    from kerncast.models import SamplingSVR
+    from kerncast.models import Sampling, SamplingSVR
 
     data = _dataset(args.device)
     counters = data.counters is not None and len(data.counters) > 0
     models = ["seed-linear", "sampling"] + (["sampling-svr"] if counters else [])
     result = evaluate(data, models)
     per_kernel = _errors(result)
+    lines = _errors(evaluate(data, [Sampling(fallback=False)]))
+    per_kernel.insert(per_kernel.columns.get_loc("sampling") + 1, "sampling-lines",
+                      lines["sampling"])
     if counters:
         published = _errors(evaluate(data, [SamplingSVR(base="seed-linear", target="ips")]))
         per_kernel["svr-as-published"] = published["sampling-svr"]
@@ -173,33 +214,39 @@ def main() -> None:
     print(per_kernel.mean().round(2).to_string())
     print("\nkernels per error class (the seed's Table 3):")
     print(_classes(per_kernel).to_string())
-    overhead = {m: _overhead(data, m) for m in ("seed-linear", "sampling")}
-    print("\nsampling overhead (sampled runs / full run, %):",
-          {k: round(v, 1) for k, v in overhead.items()})
+
+    print("\nanswered with a run of the whole grid (samples not trusted):")
+    for line in _measured_whole(data) or ["(none)"]:
+        print("  " + line)
+    repeat = _repeat(data)
+    if len(repeat):
+        off = repeat[repeat["diff_pct"].abs() > 2]
+        print(f"the ground truth run again (times row against the samples-full run of the "
+              f"whole grid, cold L2): mean |difference| {repeat['diff_pct'].abs().mean():.2f}%, "
+              f"median {repeat['diff_pct'].abs().median():.2f}% over {len(repeat)} launches; "
+              f"over 2%: " + (", ".join(f"{r.kernel} {r.diff_pct:+.1f}%" for r in off.itertuples())
+                              or "none"))
+    else:
+        print("no samples-full runs in this dataset: flagged launches keep their lines "
+              "(measure them with --experiments samples-full)")
+
+    overhead = {m: _overheads(data, m) for m in ("seed-linear", "sampling")}
+    print("\nsampling overhead (runs taken / full run, %):",
+          {k: round(float(v.mean()), 1) for k, v in overhead.items()})
     cheapest, waves = _floor(data)
     print(f"the cheapest line of whole waves (each launch's two smallest samples): overhead "
           f"mean {cheapest.mean():.1f}%, median {cheapest.median():.1f}% over "
           f"{cheapest.notna().sum()} kernels; {(waves < 60).sum()} of them run under 60 "
           f"waves at this size, where two samples of one wave or more cost over 5%")
-    print("\nflagged by sampling as not to be trusted:")
-    warnings = _warnings(data)
-    for line in warnings or ["(none)"]:
-        print("  " + line)
-    flagged = {line.split(" ", 1)[0] for line in warnings}
-    errors = per_kernel["sampling"].dropna()
-    trusted = errors[~errors.index.isin(flagged)]
-    print(f"sampling where it does not flag: mean error {trusted.mean():.2f}% over "
-          f"{len(trusted)} kernels; flagged: {errors[errors.index.isin(flagged)].mean():.2f}% "
-          f"over {len(errors) - len(trusted)}")
-    print(f"live mode measures flagged launches whole: sampling overhead with those runs "
-          f"{_overhead(data, 'sampling', whole=flagged):.1f}%")
+    print("\nsampling by the waves of the grid:")
+    print(_by_waves(data, per_kernel["sampling"], overhead["sampling"]).round(2).to_string())
     print("\nsampling: error and overhead as its budget grows:")
     print(_budget_sweep(data).round(2).to_string())
     print("\nseed-linear error (%) as the first sampling point moves (the seed's Fig. 15):")
     print(_fig15(data).round(2).to_string())
     mean = per_kernel.mean()
     print(f"sampling linear: {mean.get('sampling', np.nan):.1f}% svr: "
-          f"{mean.get('sampling-svr', np.nan):.1f}% overhead: {overhead['sampling']:.1f}%")
+          f"{mean.get('sampling-svr', np.nan):.1f}% overhead: {overhead['sampling'].mean():.1f}%")
 
 
 if __name__ == "__main__":

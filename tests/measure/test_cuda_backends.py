@@ -206,3 +206,12 @@ def test_closing_a_green_context_never_leaves_a_destroyed_one_current(monkeypatc
         Driver(device="h100", sm_count=sms).close()
         assert state["current"] is None
     assert state["bad"] == []
+
+
+def test_the_l2_flush_writes_unless_asked_to_leave_clean_lines(monkeypatch, log):
+    backend = _cupy(monkeypatch, log)(device="h100")
+    backend.flush_l2()
+    backend.flush_writes = False
+    backend.flush_l2()
+    flushes = [e.split()[1] for e in log if e.startswith("launch kc_flush")]
+    assert flushes == ["kc_flush", "kc_flush_clean"]

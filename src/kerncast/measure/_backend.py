@@ -80,6 +80,8 @@ class Backend(ABC):
     sm_count: int = 0
     #: bytes of the last-level cache, for input rotation and flushing
     l2_bytes: int = 0
+    #: the L2 flush writes its buffer (leaving dirty lines) rather than only reading it
+    flush_writes: bool = True
 
     @abstractmethod
     def compile(self, kernel: CorpusKernel, config: LaunchConfig) -> Compiled:

@@ -145,7 +145,7 @@ class CupyBackend(Backend):
         return self._cp.RawModule(path=str(cubin))
 
     def helpers(self):
-        """The module with ``kc_spin``, ``kc_flush`` and ``kc_empty``."""
+        """The module with ``kc_spin``, ``kc_flush``, ``kc_flush_clean`` and ``kc_empty``."""
         if self._helpers is None:
             self._helpers = self._cp.RawModule(code=HELPERS_SOURCE, options=("-std=c++17",))
         return self._helpers
@@ -265,9 +265,15 @@ class CupyBackend(Backend):
         if self._flush_buffer is None:
             self._flush_buffer = cp.zeros(max(1, 2 * self.l2_bytes // 4), dtype=cp.uint32)
         n = self._flush_buffer.size
-        self.helpers().get_function("kc_flush")((math.ceil(n / 256), 1, 1), (256, 1, 1),
-                                                (self._flush_buffer, np.uint64(n)),
-                                                stream=self.stream)
+        grid = (math.ceil(n / 256), 1, 1)
+        if self.flush_writes:
+            self.helpers().get_function("kc_flush")(grid, (256, 1, 1),
+                                                    (self._flush_buffer, np.uint64(n)),
+                                                    stream=self.stream)
+            return
+        self.helpers().get_function("kc_flush_clean")(
+            grid, (256, 1, 1), (self._flush_buffer, np.uint64(n), self._flush_buffer),
+            stream=self.stream)
 
     def _launch_graph(self, compiled: Compiled, config: LaunchConfig, dev_args: dict[str, Any],
                       count: int) -> int:

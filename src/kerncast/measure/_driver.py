@@ -245,10 +245,11 @@ class DriverBackend(Backend):
         return Compiled(kernel, dict(config.defines), func, self._resources(func))
 
     def helper(self, name: str) -> Any:
-        """``kc_spin``, ``kc_flush`` or ``kc_empty`` in this context."""
+        """``kc_spin``, ``kc_flush``, ``kc_flush_clean`` or ``kc_empty`` in this context."""
         if self._helpers is None:
             module = self._load(HELPERS_SOURCE, ("-std=c++17",), "kerncast_helpers.cu")
-            self._helpers = {n: self._function(module, n) for n in ("kc_spin", "kc_flush", "kc_empty")}
+            self._helpers = {n: self._function(module, n)
+                             for n in ("kc_spin", "kc_flush", "kc_flush_clean", "kc_empty")}
         return self._helpers[name]
 
     # -- buffers --------------------------------------------------------------------------
@@ -370,8 +371,12 @@ class DriverBackend(Backend):
             self._flush = self._alloc(4 * n, np.uint32, (n,))
             self._call("cuMemsetD32Async", self._flush.ptr, 0, n, self.stream)
         n = self._flush.nbytes // 4
-        self._launch(self.helper("kc_flush"), (math.ceil(n / 256),), (256,), 0,
-                     [self._flush, np.uint64(n)])
+        if self.flush_writes:
+            self._launch(self.helper("kc_flush"), (math.ceil(n / 256),), (256,), 0,
+                         [self._flush, np.uint64(n)])
+        else:
+            self._launch(self.helper("kc_flush_clean"), (math.ceil(n / 256),), (256,), 0,
+                         [self._flush, np.uint64(n), self._flush])
 
     def time_empty(self, spin: bool = True) -> float:
         """Seconds of an empty kernel (the event-timing floor), with or without the spin."""
