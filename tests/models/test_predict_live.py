@@ -145,3 +145,44 @@ def test_live_sampling_on_a_cpu_device_keys_the_row_by_the_backend(monkeypatch, 
     monkeypatch.setattr(factory, "make_backend", lambda name, device=None: _Cpu())
     got = predict(KERNEL, model="sampling", backend="pocl", **{**_launch(recorded), "device": "cpu"})
     assert np.isfinite(got.seconds) and got.based_on["device"] == "cpu:test-16core"
+
+
+def test_live_svr_measures_the_whole_grid_where_its_base_distrusts_the_samples(monkeypatch):
+    """sssp_relax: its samples are flagged, so the launch is run whole once more and the
+    SVR passes that run on, as it does on the dataset."""
+    import kerncast.measure._counters as counters_module
+    import kerncast.measure._factory as factory
+    import kerncast.measure._samples as samples_module
+
+    data = Dataset.read(DATA)
+    s, t = data.samples, data.times
+    samples = s[(s["kernel"] == "sssp_relax") & (s["status"] == "ok")]
+    config, size = samples["config"].iloc[0], samples["size"].iloc[0]
+    samples = samples[samples["config"] == config]
+    ladder, full = samples[samples["k"] > 0], samples[samples["k"] == 0]
+    if not len(full):
+        pytest.skip("no samples-full run of sssp_relax in this dataset")
+    counters = data.counters[(data.counters["kernel"] == "sssp_relax")
+                             & (data.counters["config"] == config)
+                             & (data.counters["sample_k"] == 3)]
+    times = t[(t["kernel"] == "sssp_relax") & (t["config"] == config) & (t["size"] == size)
+              & (t["experiment"] == "times")]
+    runs = []
+
+    def measure_samples(be, kernel, config, choose=None, **kw):
+        if choose is None:
+            runs.append("ladder")
+            return ladder.to_dict("records")
+        runs.append("whole grid")
+        return full.to_dict("records")
+
+    monkeypatch.setattr(factory, "make_backend", lambda name, device=None: _Recorded())
+    monkeypatch.setattr(samples_module, "measure_samples", measure_samples)
+    monkeypatch.setattr(counters_module, "profile_sampled",
+                        lambda *a, **kw: counters.to_dict("records"))
+    got = predict("sssp_relax", device="h100", size=size,
+                  tunables=json.loads(times["tunables"].iloc[0]), model="sampling-svr")
+    assert runs == ["ladder", "whole grid"]
+    assert got.seconds == pytest.approx(full["time_median_s"].iloc[0])
+    assert got.based_on["method"].startswith("direct measurement of the whole launch")
+    assert got.based_on["sampled_prediction_s"] > 2 * got.seconds

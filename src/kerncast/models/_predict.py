@@ -89,6 +89,7 @@ def _live(model: str, kernel, config, device, language, backend: str) -> Predict
                          f"{bad[0].get('error', '')}")
     if model == "sampling-svr":
         row = _row(kernel, config, be.device_key, be.language, be.sm_count)
+        rows += _whole_grid_if_distrusted(be, kernel, config, row, rows)
         prediction = _live_svr(be, device, kernel, config, row, rows)
     else:
         prediction = predictions[0]
@@ -96,6 +97,24 @@ def _live(model: str, kernel, config, device, language, backend: str) -> Predict
     prediction.based_on["device"] = be.device_key
     prediction.based_on["sampled_runs"] = len(rows)
     return prediction
+
+
+def _whole_grid_if_distrusted(be, kernel, config, row: dict, rows: list[dict]) -> list[dict]:
+    """The run of the whole grid (a ``samples`` row) where ``sampling``, the SVR's base,
+    does not trust the samples; none where it does."""
+    from kerncast.measure._samples import measure_full  # noqa: PLC0415
+    from kerncast.models._sampling import Sampling, _distrusted  # noqa: PLC0415
+
+    data = Dataset(times=pd.DataFrame([row]), samples=pd.DataFrame(rows))
+    fit = Sampling(fallback=False)._fits(data)[0]
+    if fit is None or not _distrusted(fit):
+        return []
+    full = measure_full(be, kernel, config)
+    bad = [r for r in full if r.get("status") != "ok"]
+    if bad:
+        raise InputError(f"the run of {kernel.name}'s whole grid failed ({bad[0]['status']}): "
+                         f"{bad[0].get('error', '')}")
+    return full
 
 
 def _shipped_svr(device_key: str):
