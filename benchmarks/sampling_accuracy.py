@@ -27,6 +27,10 @@ once, with the mean over its configurations);
 * the seed's Fig. 15: the error of the linear model as its first sampling point moves
   from 1 to 4 Psat (second point one Psat later), with a warm and a cold L2.
 
+With ``--figures DIR`` it also draws the trade-off (``tradeoff.png``) and the time per
+wave of the sample ladders of the kernels with the most waves and of the one with the
+worst line (``ladders.png``).
+
 The last line is ``sampling linear: <X>% svr: <Y>% overhead: <Z>%`` where ``linear`` is
 kerncast's ``sampling``. ``--device pocl`` would score a PoCL CPU dataset the same way.
 """
@@ -186,9 +190,41 @@ def _budget_sweep(data) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("budget")
 
 
+def _figures(data, out: Path, sweep: pd.DataFrame, lines: pd.Series) -> list[Path]:
+    """The trade-off, and the ladders of the four launches with the most waves and of the
+    kernel whose kept lines miss most."""
+    from kerncast.evaluate._figures import sample_ladder_figure, tradeoff_figure
+    from kerncast.models._sampling import JOIN, sample_groups
+
+    out.mkdir(parents=True, exist_ok=True)
+    groups = sample_groups(data, "cold")
+    ladders, waves_of = {}, {}
+    for row in data.times.to_dict("records"):
+        group = groups.get(tuple(row[c] for c in JOIN))
+        if group is None:
+            continue
+        part = group[group["blocks_launched"] < row["blocks"]]
+        wave = int(part["psat"].iloc[0]) * int(part["sm_count"].iloc[0]) if len(part) else 0
+        if len(part) < 3 or not wave:
+            continue
+        title = f"{row['kernel']} {row['config']}"
+        ladders[title] = (part.assign(waves=part["blocks_launched"] / wave),
+                          row["time_median_s"], row["blocks"] / wave)
+        waves_of.setdefault(row["kernel"], (title, row["blocks"] / wave))
+    longest = sorted(waves_of.values(), key=lambda tw: -tw[1])[:4]
+    picked = [title for title, _ in longest]
+    worst = lines.drop(index=[t.split()[0] for t in picked], errors="ignore").idxmax()
+    if worst in waves_of:
+        picked.append(waves_of[worst][0])
+    return [tradeoff_figure(sweep, out / "tradeoff.png"),
+            sample_ladder_figure({t: ladders[t] for t in picked}, out / "ladders.png")]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", default="h100")
+    ap.add_argument("--figures", type=Path, default=None,
+                    help="directory for tradeoff.png and ladders.png")
     args = ap.parse_args()
     from kerncast.evaluate import evaluate
     from kerncast.models import Sampling, SamplingSVR
@@ -241,9 +277,13 @@ def main() -> None:
     print("\nsampling by the waves of the grid:")
     print(_by_waves(data, per_kernel["sampling"], overhead["sampling"]).round(2).to_string())
     print("\nsampling: error and overhead as its budget grows:")
-    print(_budget_sweep(data).round(2).to_string())
+    sweep = _budget_sweep(data)
+    print(sweep.round(2).to_string())
     print("\nseed-linear error (%) as the first sampling point moves (the seed's Fig. 15):")
     print(_fig15(data).round(2).to_string())
+    if args.figures is not None:
+        for path in _figures(data, args.figures, sweep, per_kernel["sampling-lines"]):
+            print(f"wrote {path}")
     mean = per_kernel.mean()
     print(f"sampling linear: {mean.get('sampling', np.nan):.1f}% svr: "
           f"{mean.get('sampling-svr', np.nan):.1f}% overhead: {overhead['sampling'].mean():.1f}%")

@@ -113,3 +113,18 @@ def test_report_renders_in_chromium(report):
         assert broken == []
     finally:
         browser.quit()
+
+
+def test_sampling_figures_are_drawn(tmp_path):
+    import pandas as pd
+
+    from kerncast.evaluate._figures import sample_ladder_figure, tradeoff_figure
+
+    ladder = pd.DataFrame({"waves": [1.0, 2.0, 3.0, 5.0], "time_median_s": [6e-6, 9e-6, 11e-6, 15e-6]})
+    path = sample_ladder_figure({"k bx=256": (ladder, 2e-3, 1000.0)}, tmp_path / "ladders.png")
+    sweep = pd.DataFrame({"mean_error_pct": [8.0, 3.0], "median_error_pct": [2.0, 0.5],
+                          "mean_overhead_pct": [40.0, 44.0], "median_overhead_pct": [5.0, 16.0]},
+                         index=["5%", "20%"])
+    other = tradeoff_figure(sweep, tmp_path / "tradeoff.png")
+    for png in (path, other):
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000

@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-__all__ = ["configs_figure", "ecdf_figure", "kernel_error_figure", "parity_figure", "safe_name"]
+__all__ = ["configs_figure", "ecdf_figure", "kernel_error_figure", "parity_figure", "safe_name",
+           "sample_ladder_figure", "tradeoff_figure"]
 
 BAND = 0.25  # the +-25% band around y = x
 
@@ -156,4 +157,49 @@ def configs_figure(predictions: pd.DataFrame, kernel: str, path: Path) -> Path:
         if len(order) <= 24:
             ax.set_xticks(range(len(order)), list(order), rotation=70, fontsize=6)
         ax.legend(fontsize=6)
+    return _save(fig, path)
+
+
+def sample_ladder_figure(ladders: dict[str, tuple[pd.DataFrame, float, int]], path: Path) -> Path:
+    """What each further wave of a sample costs (the step from one sample to the next over
+    the waves it adds: the slope a line through them takes) against the sample's waves,
+    one panel per launch, with the full run's time per wave: where a kernel's samples
+    reach its steady state. ``ladders`` maps a title to (samples with ``waves`` and
+    ``time_median_s``, the full run's seconds, the full grid's waves)."""
+    from matplotlib.ticker import NullFormatter, ScalarFormatter  # noqa: PLC0415
+
+    plt = _pyplot()
+    n = max(len(ladders), 1)
+    cols = min(n, 3)
+    fig, axes = plt.subplots(math.ceil(n / cols), cols, figsize=(3.6 * cols, 2.8 * math.ceil(n / cols)),
+                             squeeze=False, layout="constrained")
+    for ax, (title, (samples, full_s, waves)) in zip(axes.flat, ladders.items()):
+        w = samples["waves"].to_numpy(float)
+        t = samples["time_median_s"].to_numpy(float)
+        ax.plot(w[1:], np.diff(t) / np.diff(w) * 1e6, "o-", ms=3, label="each further wave")
+        ax.axhline(full_s / waves * 1e6, color="0.3", ls="--", lw=1, label="full run, per wave")
+        ax.set(xscale="log", xlabel="waves in the sample", ylabel="µs per wave", title=title)
+        ax.xaxis.set_major_formatter(ScalarFormatter())
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.title.set_fontsize(8)
+    for ax in list(axes.flat)[len(ladders):]:
+        ax.set_visible(False)
+    axes.flat[0].legend(fontsize=6)
+    return _save(fig, path)
+
+
+def tradeoff_figure(sweep: pd.DataFrame, path: Path) -> Path:
+    """Mean and median error against mean and median overhead, one point per budget
+    (``sweep`` indexed by budget with the columns the sampling benchmark prints)."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(5.0, 3.8), layout="constrained")
+    for stat, marker in (("mean", "o"), ("median", "s")):
+        x, y = sweep[f"{stat}_overhead_pct"], sweep[f"{stat}_error_pct"]
+        ax.plot(x, y, marker + "-", label=f"{stat} over kernels")
+        for budget, xi, yi in zip(sweep.index, x, y):
+            ax.annotate(str(budget), (xi, yi), fontsize=6, xytext=(3, 3),
+                        textcoords="offset points")
+    ax.set(xlabel="sampling overhead (% of the full run)", ylabel="error (%)",
+           title="sampling: error against overhead as the budget grows")
+    ax.legend(fontsize=7)
     return _save(fig, path)
