@@ -15,10 +15,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from kerncast._errors import InputError, ToolchainError
 from kerncast.corpus import LaunchConfig
 
-__all__ = ["HELPERS_SOURCE", "NO_GPU_HINT", "nvrtc_options", "resolve_device_key", "spin_cycles"]
+__all__ = ["HELPERS_SOURCE", "NO_GPU_HINT", "flush_launch", "nvrtc_options", "resolve_device_key", "spin_cycles"]
 
 HELPERS_SOURCE = r"""
 extern "C" __global__ void kc_spin(long long cycles) {
@@ -39,6 +41,14 @@ extern "C" __global__ void kc_flush_clean(const unsigned int* buf, unsigned long
 
 extern "C" __global__ void kc_empty() { }
 """
+
+def flush_launch(flush_writes: bool, buf: Any, n: int) -> tuple[str, tuple]:
+    """The helper kernel and the arguments of an L2 flush over ``buf`` (``n`` words):
+    ``kc_flush``, or with ``flush_writes`` off ``kc_flush_clean`` (which reads only)."""
+    if flush_writes:
+        return "kc_flush", (buf, np.uint64(n))
+    return "kc_flush_clean", (buf, np.uint64(n), buf)
+
 
 NO_GPU_HINT = ("measure on a CPU with --backend pocl (OpenCL kernels through PoCL), or read "
                "recorded measurements with --backend replay --dataset data/<device>")

@@ -33,6 +33,7 @@ from kerncast.measure._backend import (
 )
 from kerncast.measure._cuda_common import (
     HELPERS_SOURCE,
+    flush_launch,
     no_cuda,
     nvrtc_options,
     resolve_device_key,
@@ -265,15 +266,9 @@ class CupyBackend(Backend):
         if self._flush_buffer is None:
             self._flush_buffer = cp.zeros(max(1, 2 * self.l2_bytes // 4), dtype=cp.uint32)
         n = self._flush_buffer.size
-        grid = (math.ceil(n / 256), 1, 1)
-        if self.flush_writes:
-            self.helpers().get_function("kc_flush")(grid, (256, 1, 1),
-                                                    (self._flush_buffer, np.uint64(n)),
-                                                    stream=self.stream)
-            return
-        self.helpers().get_function("kc_flush_clean")(
-            grid, (256, 1, 1), (self._flush_buffer, np.uint64(n), self._flush_buffer),
-            stream=self.stream)
+        name, args = flush_launch(self.flush_writes, self._flush_buffer, n)
+        self.helpers().get_function(name)((math.ceil(n / 256), 1, 1), (256, 1, 1), args,
+                                          stream=self.stream)
 
     def _launch_graph(self, compiled: Compiled, config: LaunchConfig, dev_args: dict[str, Any],
                       count: int) -> int:

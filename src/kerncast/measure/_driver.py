@@ -40,6 +40,7 @@ from kerncast.measure._backend import (
 )
 from kerncast.measure._cuda_common import (
     HELPERS_SOURCE,
+    flush_launch,
     no_cuda,
     nvrtc_options,
     resolve_device_key,
@@ -371,12 +372,8 @@ class DriverBackend(Backend):
             self._flush = self._alloc(4 * n, np.uint32, (n,))
             self._call("cuMemsetD32Async", self._flush.ptr, 0, n, self.stream)
         n = self._flush.nbytes // 4
-        if self.flush_writes:
-            self._launch(self.helper("kc_flush"), (math.ceil(n / 256),), (256,), 0,
-                         [self._flush, np.uint64(n)])
-        else:
-            self._launch(self.helper("kc_flush_clean"), (math.ceil(n / 256),), (256,), 0,
-                         [self._flush, np.uint64(n), self._flush])
+        name, args = flush_launch(self.flush_writes, self._flush, n)
+        self._launch(self.helper(name), (math.ceil(n / 256),), (256,), 0, list(args))
 
     def time_empty(self, spin: bool = True) -> float:
         """Seconds of an empty kernel (the event-timing floor), with or without the spin."""

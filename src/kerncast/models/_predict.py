@@ -82,11 +82,8 @@ def _live(model: str, kernel, config, device, language, backend: str) -> Predict
             ladder = pd.DataFrame(rungs).assign(sm_count=be.sm_count)
             predictions.append(predictor.explain_live(ladder, config.blocks, time))
 
-    rows = measure_samples(be, kernel, config, choose=choose)
-    bad = [r for r in rows if r.get("status") != "ok"]
-    if bad:
-        raise InputError(f"sampled runs of {kernel.name} failed ({bad[0]['status']}): "
-                         f"{bad[0].get('error', '')}")
+    rows = _all_ok(measure_samples(be, kernel, config, choose=choose),
+                   f"sampled runs of {kernel.name}")
     if model == "sampling-svr":
         row = _row(kernel, config, be.device_key, be.language, be.sm_count)
         rows += _whole_grid_if_distrusted(be, kernel, config, row, rows)
@@ -109,12 +106,15 @@ def _whole_grid_if_distrusted(be, kernel, config, row: dict, rows: list[dict]) -
     fit = Sampling(fallback=False)._fits(data)[0]
     if fit is None or not _distrusted(fit):
         return []
-    full = measure_full(be, kernel, config)
-    bad = [r for r in full if r.get("status") != "ok"]
+    return _all_ok(measure_full(be, kernel, config), f"the run of {kernel.name}'s whole grid")
+
+
+def _all_ok(rows: list[dict], what: str) -> list[dict]:
+    """``rows``, or an error naming ``what`` and the first failure among them."""
+    bad = [r for r in rows if r.get("status") != "ok"]
     if bad:
-        raise InputError(f"the run of {kernel.name}'s whole grid failed ({bad[0]['status']}): "
-                         f"{bad[0].get('error', '')}")
-    return full
+        raise InputError(f"{what} failed ({bad[0]['status']}): {bad[0].get('error', '')}")
+    return rows
 
 
 def _shipped_svr(device_key: str):

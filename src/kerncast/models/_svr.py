@@ -157,10 +157,15 @@ class SamplingSVR(Predictor):
                 out[key] = (samples[key], group)
         return out
 
-    def _rows(self, dataset: Dataset, with_target: bool) -> pd.DataFrame:
+    def _rows(self, dataset: Dataset, with_target: bool, fits: list | None = None) -> pd.DataFrame:
+        """A row per counted sample of each launch the base extrapolated; ``fits`` are the
+        base's fits of ``dataset`` where the caller has them already."""
         groups = self._groups(dataset)
         cols = [c for c in JOIN if c in dataset.times.columns]
-        fits = _base_fits(dataset, self.base) if groups else []
+        if not groups:
+            fits = []
+        elif fits is None:
+            fits = _base_fits(dataset, self.base)
         records = []
         for index, row in enumerate(dataset.times.to_dict("records")):
             key = tuple(row[c] for c in cols)
@@ -219,10 +224,10 @@ class SamplingSVR(Predictor):
                                  "no correction" if k == "svr" else str(v))
                              for k, v in search.best_params_.items()}
 
-    def _estimates(self, dataset: Dataset) -> dict[int, tuple[float, dict]]:
+    def _estimates(self, dataset: Dataset, fits: list) -> dict[int, tuple[float, dict]]:
         if self.model_ is None:
             return {}
-        rows = self._rows(dataset, with_target=False)
+        rows = self._rows(dataset, with_target=False, fits=fits)
         if not len(rows):
             return {}
         second = rows[rows["k"] == SECOND_K]
@@ -237,12 +242,12 @@ class SamplingSVR(Predictor):
                 "instructions_charged": float(r["charged"])})
         return out
 
-    def _direct_estimates(self, dataset: Dataset) -> dict[int, tuple[float, dict]]:
+    def _direct_estimates(self, fits: list) -> dict[int, tuple[float, dict]]:
         """Rows the base model measured whole (a grid too short to sample, or samples it
         does not trust): a direct measurement, which no SVR corrects."""
         base = _base_model(self.base)
         out = {}
-        for index, fit in enumerate(base._fits(dataset)):
+        for index, fit in enumerate(fits):
             if fit is not None and fit.direct:
                 out[index] = (fit.seconds, {
                     key: value for key, value in base._explain_one(fit).based_on.items()
@@ -250,7 +255,8 @@ class SamplingSVR(Predictor):
         return out
 
     def _all_estimates(self, dataset: Dataset) -> dict[int, tuple[float, dict]]:
-        return {**self._estimates(dataset), **self._direct_estimates(dataset)}
+        fits = _base_fits(dataset, self.base)
+        return {**self._estimates(dataset, fits), **self._direct_estimates(fits)}
 
     def _predict(self, dataset: Dataset) -> np.ndarray:
         est = self._all_estimates(dataset)
