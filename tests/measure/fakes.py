@@ -107,7 +107,7 @@ class FakeBackend(Backend):
             return self.times.pop(0) if len(self.times) > 1 else self.times[0]
         return 1e-5 * (1 + 0.001 * (self.launches % 3))
 
-    def flush_l2(self):
+    def flush_l2(self, writes=None):
         self.events.append("flush")
 
     def describe(self):

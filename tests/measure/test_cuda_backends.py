@@ -215,3 +215,22 @@ def test_the_l2_flush_writes_unless_asked_to_leave_clean_lines(monkeypatch, log)
     backend.flush_l2()
     flushes = [e.split()[1] for e in log if e.startswith("launch kc_flush")]
     assert flushes == ["kc_flush", "kc_flush_clean"]
+
+
+def test_a_paid_sample_times_the_launch_and_a_reading_flush_less_that_flush_alone(monkeypatch, log):
+    backend = _cupy(monkeypatch, log)(device="h100")
+    kernel = get_kernel("matmul_naive")
+    config = kernel.launch("small")
+    compiled = backend.compile(kernel, config)
+    dev = backend.upload({"a": np.zeros(4, np.float32), "n": np.int32(2)})
+    dev = {**dev, "b": dev["a"], "c": dev["a"]}
+    # the paid interval reads 50 us, the reading flush after another one 40 us
+    elapsed = iter([0.050] + [0.040] * 31 + [0.045])
+    backend._cp.cuda.get_elapsed_time = lambda a, b: next(elapsed)
+    log.clear()
+    assert backend.time_paid(compiled, config, dev) == pytest.approx(10e-6)
+    launches = [e.split()[1] for e in log if e.startswith("launch")]
+    assert launches[:3] == ["kc_spin", "matmul_naive", "kc_flush_clean"]
+    assert launches.count("kc_flush_clean") == 1 + 2 * 31  # the reference, measured once
+    assert backend.time_paid(compiled, config, dev) == pytest.approx(5e-6)
+    assert "paid" in backend.l2_states

@@ -80,3 +80,22 @@ def test_a_recorded_ladder_leaves_the_full_grid_to_measure():
     whole = pd.DataFrame([{**base, "k": 0, "l2_state": "cold", "grid_fraction": 1.0}])
     done = done_keys(SimpleNamespace(tables=lambda: {"samples": whole}), 132)
     assert [item_key(i, "h100-sxm") in done for i in (ladder, full)] == [False, True]
+
+
+def test_recorded_paid_samples_mark_the_paid_ladder_done_and_only_it():
+    import pandas as pd
+
+    kernel = get_kernel("matmul_naive")
+    units, _ = plan_units([kernel], ["large"], ["samples", "samples-paid"], language="cuda",
+                          configs="default", total_sms=132)
+    ladder, paid = units[0].items
+    assert (ladder.experiment, paid.experiment, paid.table) == ("samples", "samples-paid", "samples")
+    base = {"kernel": "matmul_naive", "language": "cuda", "size": "large",
+            "config": ladder.config, "device": "h100-sxm", "status": "ok"}
+    cold = pd.DataFrame([{**base, "k": k, "l2_state": s, "grid_fraction": 0.01 * k}
+                         for k in (1, 2) for s in ("warm", "cold")])
+    done = done_keys(SimpleNamespace(tables=lambda: {"samples": cold}), 132)
+    assert [item_key(i, "h100-sxm") in done for i in (ladder, paid)] == [True, False]
+    both = pd.concat([cold, cold.assign(l2_state="paid")])
+    done = done_keys(SimpleNamespace(tables=lambda: {"samples": both}), 132)
+    assert [item_key(i, "h100-sxm") in done for i in (ladder, paid)] == [True, True]

@@ -145,3 +145,58 @@ def test_a_failed_full_grid_is_still_the_full_grids_row():
                         config, policy=QUICK)
     assert len(rows) == 1 and rows[0]["status"] == "compile_failed"
     assert (rows[0]["k"], rows[0]["l2_state"], rows[0]["grid_fraction"]) == (0, "cold", 1.0)
+
+
+class PaidFake(FakeBackend):
+    """A fake backend that can also time the write-back of a launch's stores."""
+
+    l2_states = ("warm", "cold", "paid")
+
+    def time_paid(self, compiled, config, dev_args, before=None):
+        self.events.append("paid")
+        return self.time_launch(compiled, config, dev_args, before)
+
+    def flush_l2(self, writes=None):
+        self.events.append("flush" if writes in (None, True) else "flush-clean")
+
+
+def test_samples_are_timed_in_every_l2_state_the_backend_has():
+    kernel = get_kernel("matmul_naive")
+    config = kernel.launch("large", {"bx": 32, "by": 1})
+    backend = PaidFake(sm_count=8, times=[20e-6], behaviours={"matmul_naive": "unwritten"})
+    rows = measure_samples(backend, kernel, config, policy=QUICK)
+    states = {k: sorted(r["l2_state"] for r in rows if r["k"] == k) for k in (1, 40)}
+    assert states == {1: ["cold", "paid", "warm"], 40: ["cold", "paid", "warm"]}
+    # a paid sample follows a flush that only reads; a cold one the flush that writes
+    assert backend.events.count("flush-clean") == backend.events.count("paid") > 0
+    assert backend.events.count("flush") > 0
+
+
+def test_paid_samples_alone_stop_where_the_ladder_stops():
+    from kerncast.measure._samples import measure_paid
+
+    kernel = get_kernel("matmul_naive")
+    config = kernel.launch("large", {"bx": 32, "by": 1})
+    backend = PaidFake(sm_count=8, times=[20e-6], behaviours={"matmul_naive": "unwritten"})
+    rows = measure_paid(backend, kernel, config, policy=QUICK)
+    assert {r["l2_state"] for r in rows} == {"paid"}
+    assert sorted(r["k"] for r in rows) == [1, 2, 3, 4, 5, 10, 20, 40]
+    assert "flush" not in backend.events
+
+
+def test_paid_samples_need_a_backend_that_can_time_the_write_back():
+    from kerncast import InputError
+    from kerncast.measure._samples import measure_paid
+
+    kernel = get_kernel("matmul_naive")
+    with pytest.raises(InputError, match="fake backend cannot time the write-back.*cupy or driver"):
+        measure_paid(FakeBackend(), kernel, kernel.launch("small"), policy=QUICK)
+
+
+def test_a_failed_paid_ladder_is_still_the_paid_ladders_row():
+    from kerncast.measure._samples import measure_paid
+
+    kernel = get_kernel("matmul_tiled")
+    rows = measure_paid(PaidFake(behaviours={"matmul_tiled": "compile_error"}), kernel,
+                        kernel.launch("small"), policy=QUICK)
+    assert [(r["status"], r["l2_state"]) for r in rows] == [("compile_failed", "paid")]

@@ -144,7 +144,7 @@ def measure_cmd(
     sm_count: Annotated[int | None, typer.Option(help="Limit to N SMs (green context).")] = None,
     out: Annotated[str | None, typer.Option(help="Campaign: dataset directory.")] = None,
     experiments: Annotated[list[str] | None, typer.Option(
-        help="Campaign: times,samples,samples-full,energy,sm-sweep,energy-sweep,"
+        help="Campaign: times,samples,samples-full,samples-paid,energy,sm-sweep,energy-sweep,"
              "counters,sample-counters,cpu.")] = None,
     kernels: Annotated[list[str] | None, typer.Option(help="Campaign: kernels (default all).")] = None,
     sizes: Annotated[list[str] | None, typer.Option(help="Campaign: sizes (default all).")] = None,

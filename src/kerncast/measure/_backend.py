@@ -82,6 +82,9 @@ class Backend(ABC):
     l2_bytes: int = 0
     #: the L2 flush writes its buffer (leaving dirty lines) rather than only reading it
     flush_writes: bool = True
+    #: how a sample can find the L2 (``kerncast.measure._samples``): ``warm``, ``cold``,
+    #: and ``paid`` where :meth:`time_paid` can time the write-back of a launch's stores
+    l2_states: tuple[str, ...] = ("warm", "cold")
 
     @abstractmethod
     def compile(self, kernel: CorpusKernel, config: LaunchConfig) -> Compiled:
@@ -129,8 +132,15 @@ class Backend(ABC):
         """Seconds of one launch by the device's timer; ``before`` runs outside the interval."""
         raise NotImplementedError(f"{self.name} cannot time launches")
 
-    def flush_l2(self) -> None:
-        """Enqueue work that evicts the inputs from the last-level cache."""
+    def time_paid(self, compiled: Compiled, config: LaunchConfig, dev_args: dict[str, Any],
+                  before: Callable[[], None] | None = None) -> float:
+        """Seconds of one launch and of writing back the dirty lines it leaves in the L2;
+        ``before`` runs outside the interval (backends with ``paid`` in ``l2_states``)."""
+        raise NotImplementedError(f"{self.name} cannot time the write-back of a launch")
+
+    def flush_l2(self, writes: bool | None = None) -> None:
+        """Enqueue work that evicts the inputs from the last-level cache (writing its
+        buffer unless ``writes`` or else ``flush_writes`` says not to)."""
 
     def launch_many(self, compiled: Compiled, config: LaunchConfig, dev_args: dict[str, Any],
                     count: int) -> int:

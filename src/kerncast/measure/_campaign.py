@@ -149,7 +149,7 @@ class Campaign:
     backend
         ``cupy`` (default), ``opencl``, ``pocl``, or ``module:attribute`` (tests).
     experiments
-        Any of times, samples, samples-full, energy, sm-sweep, energy-sweep, counters,
+        Any of times, samples, samples-full, samples-paid, energy, sm-sweep, energy-sweep, counters,
         sample-counters, cpu.
     kernels, sizes
         Kernel names (default: the whole corpus) and sizes (default: all).
@@ -465,6 +465,8 @@ class Campaign:
             from kerncast.measure._samples import full_grid_columns  # noqa: PLC0415
 
             row.update(full_grid_columns(config))
+        if item.experiment == "samples-paid":
+            row.update(l2_state="paid")
         clocks = self._monitor.clocks()
         row.update(row_provenance(self._static(item), clocks, clocks, self.seed))
         self._accept(item, [(item.table, row)])

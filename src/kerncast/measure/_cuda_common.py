@@ -9,10 +9,18 @@ evicting the kernel's data before a cold-cache run; it leaves the L2 full of dir
 lines, which the next kernel writes back as it evicts them. ``kc_flush_clean`` only
 reads the buffer (a zero-filled one: its store never happens), so the L2 writes its
 dirty lines back during the flush and is left holding clean ones.
+
+:class:`PaidTiming` times a launch together with the write-back of its own stores: a
+reading flush, then the launch and a second reading flush in one interval, less that
+flush's time when the L2 held only clean lines. A sample's stores then cost it what
+they cost the full run (which writes its data back as it goes), where a sample after
+the writing flush pays for the flush's dirty lines and one after the reading flush
+leaves its own in the L2 (tools/writeback_probe.py measured the three on the H100).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -20,7 +28,7 @@ import numpy as np
 from kerncast._errors import InputError, ToolchainError
 from kerncast.corpus import LaunchConfig
 
-__all__ = ["HELPERS_SOURCE", "NO_GPU_HINT", "flush_launch", "nvrtc_options", "resolve_device_key", "spin_cycles"]
+__all__ = ["HELPERS_SOURCE", "NO_GPU_HINT", "PaidTiming", "flush_launch", "nvrtc_options", "resolve_device_key", "spin_cycles"]
 
 HELPERS_SOURCE = r"""
 extern "C" __global__ void kc_spin(long long cycles) {
@@ -48,6 +56,39 @@ def flush_launch(flush_writes: bool, buf: Any, n: int) -> tuple[str, tuple]:
     if flush_writes:
         return "kc_flush", (buf, np.uint64(n))
     return "kc_flush_clean", (buf, np.uint64(n), buf)
+
+
+#: timings of the reading flush behind :meth:`PaidTiming.drain_seconds`
+DRAIN_REPS = 31
+
+
+class PaidTiming:
+    """``time_paid`` for a backend that times enqueued work with ``_timed(enqueue,
+    before)`` and flushes with ``flush_l2(writes)``."""
+
+    l2_states = ("warm", "cold", "paid")
+    _drain_s: float | None = None
+
+    def _timed(self, enqueue: Callable[[], None], before: Callable[[], None] | None) -> float:
+        raise NotImplementedError
+
+    def time_paid(self, compiled, config, dev_args, before=None) -> float:
+        def enqueue() -> None:
+            self.launch(compiled, config, dev_args)
+            self.flush_l2(writes=False)
+
+        return self._timed(enqueue, before) - self.drain_seconds()
+
+    def drain_seconds(self) -> float:
+        """Median seconds of the reading flush after another one (an L2 of clean lines),
+        measured once."""
+        if self._drain_s is None:
+            def clean() -> None:
+                self.flush_l2(writes=False)
+
+            self._drain_s = float(np.median([self._timed(clean, clean)
+                                             for _ in range(DRAIN_REPS)]))
+        return self._drain_s
 
 
 NO_GPU_HINT = ("measure on a CPU with --backend pocl (OpenCL kernels through PoCL), or read "

@@ -33,6 +33,7 @@ from kerncast.measure._backend import (
 )
 from kerncast.measure._cuda_common import (
     HELPERS_SOURCE,
+    PaidTiming,
     flush_launch,
     no_cuda,
     nvrtc_options,
@@ -64,7 +65,7 @@ def _attribute(func: Any, name: str) -> int | None:
     return int(value) if value is not None else None
 
 
-class CupyBackend(Backend):
+class CupyBackend(PaidTiming, Backend):
     """Run corpus kernels through CuPy on the whole GPU.
 
     Parameters
@@ -239,11 +240,15 @@ class CupyBackend(Backend):
 
     def time_launch(self, compiled: Compiled, config: LaunchConfig, dev_args: dict[str, Any],
                     before: Callable[[], None] | None = None) -> float:
+        return self._timed(lambda: self.launch(compiled, config, dev_args), before)
+
+    def _timed(self, enqueue: Callable[[], None], before: Callable[[], None] | None) -> float:
+        """Seconds of the work ``enqueue`` queues, between events after the busy-wait."""
         if before is not None:
             before()
         self.spin()
         self._start.record(self.stream)
-        self.launch(compiled, config, dev_args)
+        enqueue()
         self._stop.record(self.stream)
         try:
             self._stop.synchronize()
@@ -261,12 +266,13 @@ class CupyBackend(Backend):
         self._stop.synchronize()
         return self._cp.cuda.get_elapsed_time(self._start, self._stop) * 1e-3
 
-    def flush_l2(self) -> None:
+    def flush_l2(self, writes: bool | None = None) -> None:
         cp = self._cp
         if self._flush_buffer is None:
             self._flush_buffer = cp.zeros(max(1, 2 * self.l2_bytes // 4), dtype=cp.uint32)
         n = self._flush_buffer.size
-        name, args = flush_launch(self.flush_writes, self._flush_buffer, n)
+        name, args = flush_launch(self.flush_writes if writes is None else writes,
+                                  self._flush_buffer, n)
         self.helpers().get_function(name)((math.ceil(n / 256), 1, 1), (256, 1, 1), args,
                                           stream=self.stream)
 

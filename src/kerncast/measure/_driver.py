@@ -40,6 +40,7 @@ from kerncast.measure._backend import (
 )
 from kerncast.measure._cuda_common import (
     HELPERS_SOURCE,
+    PaidTiming,
     flush_launch,
     no_cuda,
     nvrtc_options,
@@ -139,7 +140,7 @@ class DeviceBuffer:
         return int(self.ptr)
 
 
-class DriverBackend(Backend):
+class DriverBackend(PaidTiming, Backend):
     """Run corpus kernels through the driver API, optionally on a subset of the SMs.
 
     Parameters
@@ -354,11 +355,15 @@ class DriverBackend(Backend):
 
     def time_launch(self, compiled: Compiled, config: LaunchConfig, dev_args: dict[str, Any],
                     before: Callable[[], None] | None = None) -> float:
+        return self._timed(lambda: self.launch(compiled, config, dev_args), before)
+
+    def _timed(self, enqueue: Callable[[], None], before: Callable[[], None] | None) -> float:
+        """Seconds of the work ``enqueue`` queues, between events after the busy-wait."""
         if before is not None:
             before()
         self.spin()
         self._call("cuEventRecord", self._start, self.stream)
-        self.launch(compiled, config, dev_args)
+        enqueue()
         self._call("cuEventRecord", self._stop, self.stream)
         try:
             self._call("cuEventSynchronize", self._stop)
@@ -366,13 +371,13 @@ class DriverBackend(Backend):
         except DriverError as exc:
             raise LaunchError(f"the kernel failed: {exc}") from None
 
-    def flush_l2(self) -> None:
+    def flush_l2(self, writes: bool | None = None) -> None:
         if self._flush is None:
             n = max(1, 2 * self.l2_bytes // 4)
             self._flush = self._alloc(4 * n, np.uint32, (n,))
             self._call("cuMemsetD32Async", self._flush.ptr, 0, n, self.stream)
         n = self._flush.nbytes // 4
-        name, args = flush_launch(self.flush_writes, self._flush, n)
+        name, args = flush_launch(self.flush_writes if writes is None else writes, self._flush, n)
         self._launch(self.helper(name), (math.ceil(n / 256),), (256,), 0, list(args))
 
     def time_empty(self, spin: bool = True) -> float:

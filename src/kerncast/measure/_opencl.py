@@ -193,7 +193,7 @@ class OpenCLBackend(Backend):
         event.wait()
         return (event.profile.end - event.profile.start) * 1e-9
 
-    def flush_l2(self) -> None:
+    def flush_l2(self, writes: bool | None = None) -> None:
         if self._scratch is None:
             size = max(4, 2 * self.l2_bytes) // 4 * 4
             self._scratch = self._cl.Buffer(self.context, self._cl.mem_flags.READ_WRITE, size)

@@ -2,7 +2,8 @@
 
 An :class:`Item` is one measurement that yields the rows of one table: a ``times``
 row, the ``samples`` rows of one configuration, its full grid timed as a cold sample
-(``samples-full``), an ``energy`` row, one
+(``samples-full``), its ladder timed with the write-back of each sample's stores
+(``samples-paid``, for samples recorded before the backends timed that), an ``energy`` row, one
 ``sm-sweep`` point, a ``counters`` row, or a ``cpu`` row. Items are grouped into
 units of one (kernel, size), the granularity at which inputs are prepared and
 scratch files removed. Resuming skips every item whose key already has a row (an
@@ -21,18 +22,19 @@ from kerncast.corpus import CorpusKernel, LaunchConfig
 __all__ = ["EXPERIMENTS", "PROFILED", "SAMPLE_COUNTER_KS", "SWEPT", "TABLE_OF", "Item", "Unit", "done_keys", "item_key", "plan_units"]
 
 # Experiments in the order a unit runs them, and the table each one fills.
-EXPERIMENTS = ("times", "samples", "samples-full", "energy", "sm-sweep", "energy-sweep",
+EXPERIMENTS = ("times", "samples", "samples-full", "samples-paid", "energy", "sm-sweep", "energy-sweep",
                "counters", "sample-counters", "cpu")
 # Experiments run at each SM count of the sweep (a green context per count).
 SWEPT = ("sm-sweep", "energy-sweep")
 # Experiments profiled with Nsight Compute (after the timed ones).
 PROFILED = ("counters", "sample-counters")
 TABLE_OF = {"times": "times", "sm-sweep": "times", "samples": "samples",
-            "samples-full": "samples", "energy": "energy",
+            "samples-full": "samples", "samples-paid": "samples", "energy": "energy",
             "energy-sweep": "energy", "counters": "counters", "sample-counters": "counters",
             "cpu": "cpu"}
 # Configurations measured per experiment with --configs auto.
 AUTO_CONFIGS = {"times": "all", "counters": "all", "samples": "all", "samples-full": "all",
+                "samples-paid": "all",
                 "energy": "default",
                 "sm-sweep": "default", "energy-sweep": "default", "sample-counters": "default",
                 "cpu": "default"}
@@ -110,6 +112,14 @@ def _is_full_grid(row: dict) -> bool:
         (row.get("grid_fraction") or 0) >= 1
 
 
+def _samples_experiment(row: dict) -> str:
+    """The experiment a ``samples`` row keys: ``samples-full`` for the whole grid timed
+    cold, ``samples-paid`` for a sample timed with its write-back, else ``samples``."""
+    if _is_full_grid(row):
+        return "samples-full"
+    return "samples-paid" if row.get("l2_state") == "paid" else "samples"
+
+
 def done_keys(dataset: Any, total_sms: int, ok_only: bool = False) -> set[tuple]:
     """Keys (as :func:`item_key` builds them) of the rows a dataset already holds."""
     keys: set[tuple] = set()
@@ -133,7 +143,7 @@ def done_keys(dataset: Any, total_sms: int, ok_only: bool = False) -> set[tuple]
                 keys.add((table, row["kernel"], row["language"], row["size"], row["config"],
                           row["device"], 0 if not total_sms or sms >= total_sms else sms))
             else:
-                name = "samples-full" if table == "samples" and _is_full_grid(row) else table
+                name = _samples_experiment(row) if table == "samples" else table
                 keys.add((name, row["kernel"], row["language"], row["size"], row["config"],
                           row["device"]))
     return keys

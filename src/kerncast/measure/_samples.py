@@ -8,9 +8,16 @@ launch's blocks or takes 200 µs (on a 132-SM GPU a few waves take 5-20 µs, too
 to the launch floor to extrapolate from). On a CPU device (PoCL), whose launch floor is
 50-100 µs, the time bound is also at least 20 times the first sample. Multi-dimensional
 grids are cut into whole rows of blocks: ``grid_y' = ceil(K / grid_x)`` with the same
-``grid_x`` (and whole x-y planes for 3-D grids). Every sample is timed twice: with a warm L2
-(repeated launches) and with a cold one (a kernel writing twice the L2's size runs
-before each launch, outside the timed interval, with the busy-wait kernel between).
+``grid_x`` (and whole x-y planes for 3-D grids). Every sample is timed with each L2 state
+the backend has: ``warm`` (repeated launches), ``cold`` (a kernel writing twice the L2's
+size runs before each launch, outside the timed interval, with the busy-wait kernel
+between) and, on the CUDA backends, ``paid`` (a flush that only reads before the launch,
+and the write-back of the launch's own stores timed with it: what its stores cost the
+full run, which writes back as it goes, where a ``cold`` sample also pays for the
+flush's dirty lines).
+
+:func:`measure_paid` times the ladder ``paid`` only, for datasets whose samples were
+recorded before that state existed (the ``samples-paid`` experiment).
 
 :func:`measure_full` times the whole grid the way a cold sample is timed (a row with
 ``k`` 0 and ``grid_fraction`` 1): the direct measurement that a sampler falls back on
@@ -26,6 +33,7 @@ import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from kerncast._errors import InputError
 from kerncast.corpus import CorpusKernel, LaunchConfig
 from kerncast.measure._backend import Backend, LaunchError
 from kerncast.measure._prep import Prepared
@@ -35,7 +43,7 @@ from kerncast.measure._session import Failure, LaunchSession
 from kerncast.measure._timing import TimingPolicy, time_repeatedly
 
 __all__ = ["SAMPLE_MAX_FRACTION", "SAMPLE_MAX_SECONDS", "full_grid_columns", "measure_full",
-           "measure_samples", "multipliers", "resident_blocks", "sampled_grid"]
+           "measure_paid", "measure_samples", "multipliers", "resident_blocks", "sampled_grid"]
 
 SAMPLE_MAX_FRACTION = 0.05
 SAMPLE_MAX_SECONDS = 200e-6
@@ -102,43 +110,46 @@ def _full_rung(config: LaunchConfig, psat: int) -> dict:
 
 def time_rung(session: LaunchSession, config: LaunchConfig, rung: dict, state: str,
               policy: TimingPolicy) -> dict:
-    """One sample timed with a ``warm`` or ``cold`` L2: the rung's columns and timing."""
+    """One sample timed with a ``warm``, ``cold`` or ``paid`` L2: the rung's columns and
+    timing."""
     backend = session.backend
     grid = (rung["sample_grid_x"], rung["sample_grid_y"], rung["sample_grid_z"])
     sample = dataclasses.replace(config, grid=grid)
+    timer = backend.time_paid if state == "paid" else backend.time_launch
 
     def before() -> None:
         session.restore()
-        if state == "cold":
-            backend.flush_l2()
+        if state != "warm":
+            backend.flush_l2(writes=state == "cold")
 
-    stats = time_repeatedly(
-        lambda i: backend.time_launch(session.compiled, sample, session.dev, before), policy)
+    stats = time_repeatedly(lambda i: timer(session.compiled, sample, session.dev, before), policy)
     return {**rung, "l2_state": state, **stats.columns()}
 
 
 def _sample_rows(session: LaunchSession, config: LaunchConfig, psat: int,
-                 policy: TimingPolicy) -> Iterator[dict]:
+                 policy: TimingPolicy, states: tuple[str, ...]) -> Iterator[dict]:
+    """The ladder's samples timed in each of ``states``, up to the rung where the first
+    state's time (or the share of the grid) says the samples are long enough."""
     backend, bound = session.backend, SAMPLE_MAX_SECONDS
     for rung in ladder(config, psat, backend.sm_count):
-        warm = time_rung(session, config, rung, "warm", policy)
+        timed = [time_rung(session, config, rung, state, policy) for state in states]
+        first = timed[0]["time_median_s"]
         if rung["k"] == 1 and _on_cpu(backend):
-            bound = max(SAMPLE_MAX_SECONDS, CPU_FLOOR_MULTIPLE * warm["time_median_s"])
-        yield warm
-        yield time_rung(session, config, rung, "cold", policy)
-        if rung["k"] >= 5 and (rung["grid_fraction"] >= SAMPLE_MAX_FRACTION
-                               or warm["time_median_s"] >= bound):
+            bound = max(SAMPLE_MAX_SECONDS, CPU_FLOOR_MULTIPLE * first)
+        yield from timed
+        if rung["k"] >= 5 and (rung["grid_fraction"] >= SAMPLE_MAX_FRACTION or first >= bound):
             return
 
 
 def measure_samples(backend: Backend, kernel: CorpusKernel, config: LaunchConfig, *,
                     prepared: Prepared | None = None, policy: TimingPolicy | None = None,
                     seed: int = 0, monitor: Any = None, prep_dir: str | None = None,
-                    choose: Callable[[list[dict], Callable[[int, str], float]], Any] | None = None
-                    ) -> list[dict]:
+                    choose: Callable[[list[dict], Callable[[int, str], float]], Any] | None = None,
+                    states: tuple[str, ...] | None = None) -> list[dict]:
     """Sampled runs of one launch configuration: ``samples`` rows (a failure is one row).
 
-    Without ``choose`` every sample of the ladder runs, warm and cold. With it, only
+    Without ``choose`` every sample of the ladder runs in each of ``states`` (by default
+    every L2 state the backend has). With it, only
     those it asks for: ``choose(rungs, time)`` gets the ladder (a dict per sample, then
     the full grid with ``k`` 0) and ``time(i, l2_state)``, which runs rung ``i`` and
     returns its median seconds; what ``choose`` returns is dropped."""
@@ -154,7 +165,8 @@ def measure_samples(backend: Backend, kernel: CorpusKernel, config: LaunchConfig
             base.update(session.resources)
             psat = resident_blocks(backend, config, session.resources)
             if choose is None:
-                for sample in _sample_rows(session, config, psat, policy):
+                for sample in _sample_rows(session, config, psat, policy,
+                                           states or backend.l2_states):
                     rows.append({**base, **sample, "status": "ok", "error": ""})
             else:
                 rungs = ladder(config, psat, backend.sm_count) + [_full_rung(config, psat)]
@@ -178,6 +190,26 @@ def measure_samples(backend: Backend, kernel: CorpusKernel, config: LaunchConfig
     prov = row_provenance(static, before, monitor.clocks(), seed)
     for row in rows:
         row.update(prov)
+    return rows
+
+
+def measure_paid(backend: Backend, kernel: CorpusKernel, config: LaunchConfig,
+                 **options: Any) -> list[dict]:
+    """The ladder of samples timed ``paid`` only (``samples`` rows; a failure is one row,
+    with ``l2_state`` paid). ``options`` are those of :func:`measure_samples`.
+
+    Raises
+    ------
+    InputError
+        When the backend cannot time the write-back of a launch (no ``paid`` state).
+    """
+    if "paid" not in backend.l2_states:
+        raise InputError(f"the {backend.name} backend cannot time the write-back of a launch's "
+                         "stores (paid samples need a CUDA backend: cupy or driver)")
+    rows = measure_samples(backend, kernel, config, states=("paid",), **options)
+    for row in rows:
+        if row["status"] != "ok":
+            row["l2_state"] = "paid"
     return rows
 
 

@@ -117,10 +117,15 @@ class _Runner:
                                   experiment=experiment,
                                   sm_count_requested=item.get("sm_count"), **common)
             return [("times", row)]
-        if experiment in ("samples", "samples-full"):
-            from kerncast.measure._samples import measure_full, measure_samples  # noqa: PLC0415
+        if experiment in ("samples", "samples-full", "samples-paid"):
+            from kerncast.measure._samples import (  # noqa: PLC0415
+                measure_full,
+                measure_paid,
+                measure_samples,
+            )
 
-            run = measure_samples if experiment == "samples" else measure_full
+            run = {"samples": measure_samples, "samples-full": measure_full,
+                   "samples-paid": measure_paid}[experiment]
             rows = run(backend, kernel, config, policy=self.policy, monitor=monitor, **common)
             return [("samples", r) for r in rows]
         if experiment in ("energy", "energy-sweep"):
