@@ -7,7 +7,8 @@ largest size), evaluated by kerncast's harness with cross-validation by kernel (
 SVR never sees the kernel it predicts):
 
 * the mean error of ``seed-linear`` (the seed's model as published: warm-L2 samples
-  at 2 and 3 Psat), ``sampling`` (kerncast's sampler, which answers a launch whose
+  at 2 and 3 Psat), ``sampling`` (kerncast's sampler: paid samples where the dataset
+  has them, else cold ones; it answers a launch whose
   samples it does not trust with the dataset's run of the whole grid, as live mode
   measures it), ``sampling-lines`` (the same sampler, its lines kept even where it does
   not trust them), ``sampling-svr`` (kerncast's default: a residual on ``sampling``) and
@@ -23,7 +24,11 @@ SVR never sees the kernel it predicts):
 
 every mean is over kernels (a kernel sampled at several launch configurations counts
 once, with the mean over its configurations);
-* the trade-off of ``sampling``: its error and overhead as its budget grows;
+* the trade-off of ``sampling``: its error and overhead as its budget grows, and over
+  the grids of 60 waves or more, with cold samples (after the flush that writes, so
+  that a sample pays for the flush's dirty lines) against paid ones (after a flush that
+  only reads, each sample timed with the write-back of its own stores), where the
+  dataset has both;
 * the seed's Fig. 15: the error of the linear model as its first sampling point moves
   from 1 to 4 Psat (second point one Psat later), with a warm and a cold L2.
 
@@ -171,23 +176,49 @@ def _fig15(data) -> pd.DataFrame:
     return pd.DataFrame(rows).pivot(index="first_point", columns="l2", values="mean_error_pct")
 
 
+def _scored(data, model) -> tuple[pd.Series, pd.Series]:
+    """Per kernel, a fitted sampler's error and overhead (%)."""
+    full = data.times["time_median_s"].to_numpy()
+    ape = 100 * np.abs(model.predict(data) - full) / full
+    spent = np.array([p.based_on.get("sample_seconds", np.nan) for p in model.explain(data)])
+    return _per_kernel(data, ape), _per_kernel(data, 100 * spent / full)
+
+
+def _summary(ape: pd.Series, over: pd.Series) -> dict:
+    return {"mean_error_pct": ape.mean(), "median_error_pct": ape.median(),
+            "mean_overhead_pct": over.mean(), "median_overhead_pct": over.median()}
+
+
 def _budget_sweep(data) -> pd.DataFrame:
     """Error and overhead of ``sampling`` as its budget (a share of the predicted full
     time) lets it climb further up the ladder of samples."""
     from kerncast.models import Sampling
 
-    full = data.times["time_median_s"].to_numpy()
     rows = []
     for budget in (0.05, 0.1, 0.2, 0.4, 1.0):
-        model = Sampling(budget=budget).fit(data)
-        ape = 100 * np.abs(model.predict(data) - full) / full
-        spent = np.array([p.based_on.get("sample_seconds", np.nan) for p in model.explain(data)])
-        over = 100 * spent / full
-        ape, over = _per_kernel(data, ape), _per_kernel(data, over)
-        rows.append({"budget": f"{budget:.0%}", "mean_error_pct": ape.mean(),
-                     "median_error_pct": ape.median(), "mean_overhead_pct": over.mean(),
-                     "median_overhead_pct": over.median()})
+        rows.append({"budget": f"{budget:.0%}",
+                     **_summary(*_scored(data, Sampling(budget=budget).fit(data)))})
     return pd.DataFrame(rows).set_index("budget")
+
+
+def _paid_sweep(data) -> pd.DataFrame | None:
+    """Over the kernels of 60 waves or more: ``sampling`` on cold samples (which pay for
+    the flush's dirty lines) against paid ones (each paying for its own stores), by
+    budget; None where the dataset has no paid samples."""
+    from kerncast.models import Sampling
+
+    if not (data.samples["l2_state"] == "paid").any():
+        return None
+    _, waves = _floor(data)
+    long = waves[waves >= 60].index
+    rows = []
+    for state in ("cold", "paid"):
+        for budget in (0.05, 0.1, 0.2):
+            model = Sampling(budget=budget, l2_state="cold" if state == "cold" else "auto")
+            ape, over = _scored(data, model.fit(data))
+            rows.append({"samples": state, "budget": f"{budget:.0%}", "kernels": len(long),
+                         **_summary(ape.reindex(long), over.reindex(long))})
+    return pd.DataFrame(rows).set_index(["samples", "budget"])
 
 
 def _figures(data, out: Path, sweep: pd.DataFrame, lines: pd.Series) -> list[Path]:
@@ -279,6 +310,10 @@ def main() -> None:
     print("\nsampling: error and overhead as its budget grows:")
     sweep = _budget_sweep(data)
     print(sweep.round(2).to_string())
+    paid = _paid_sweep(data)
+    if paid is not None:
+        print("\nsampling over grids of 60 waves or more, cold samples against paid ones:")
+        print(paid.round(2).to_string())
     print("\nseed-linear error (%) as the first sampling point moves (the seed's Fig. 15):")
     print(_fig15(data).round(2).to_string())
     if args.figures is not None:

@@ -24,6 +24,7 @@ KERNEL = "arith_fp32"
 
 class _Recorded:
     name, device_key, language, sm_count, kind = "cupy", "h100-sxm", "cuda", 132, "gpu"
+    l2_states = ("warm", "cold", "paid")
 
 
 @pytest.fixture(scope="module")
@@ -124,8 +125,9 @@ def test_live_sampling_runs_only_the_samples_it_takes(live, recorded):
     data = Dataset(times=times.reset_index(drop=True), samples=samples)
     want = Sampling().fit(data).explain(data)[0]
     assert got.seconds == pytest.approx(want.seconds, rel=1e-12)
-    # cold samples only, each once, as many as the fit rests on (not the whole ladder)
-    assert all(state == "cold" for _, state in live) and len(set(live)) == len(live)
+    # paid samples only (the CUDA backends time them), each once, as many as the fit
+    # rests on (not the whole ladder)
+    assert all(state == "paid" for _, state in live) and len(set(live)) == len(live)
     assert got.based_on["sampled_runs"] == len(live) == want.based_on["points"]
     assert len(live) < len(samples)
 
@@ -141,6 +143,7 @@ def test_live_sampling_on_a_cpu_device_keys_the_row_by_the_backend(monkeypatch, 
 
     class _Cpu(_Recorded):
         name, device_key, language, sm_count, kind = "pocl", "cpu:test-16core", "opencl", 16, "cpu"
+        l2_states = ("warm", "cold")
 
     monkeypatch.setattr(factory, "make_backend", lambda name, device=None: _Cpu())
     got = predict(KERNEL, model="sampling", backend="pocl", **{**_launch(recorded), "device": "cpu"})

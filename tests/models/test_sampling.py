@@ -276,3 +276,47 @@ def test_a_grid_too_short_for_two_samples_is_measured_whole():
     got = Sampling().fit(data).explain(data)[0]
     assert got.seconds == pytest.approx(15e-6)
     assert "too short to sample" in got.based_on["method"]
+
+
+def test_paid_samples_are_taken_where_a_launch_has_them():
+    wave = 4 * 132
+    # cold samples pay for the flush's dirty lines (a slope of 14 us a wave), paid ones
+    # only for their own stores (10 us a wave); the cold run of the whole grid stays
+    cold = [(k, k * wave, 4e-6 + 14e-6 * k, "cold") for k in (2, 3, 4, 5, 10, 20)]
+    paid = [(k, k * wave, 4e-6 + 10e-6 * k, "paid") for k in (2, 3, 4, 5, 10, 20)]
+    whole = [(0, 200 * wave, 2.004e-3, "cold")]
+    data = _dataset(cold + paid + whole, blocks=200 * wave)
+    assert Sampling().fit(data).predict(data)[0] == pytest.approx(4e-6 + 10e-6 * 200, rel=1e-6)
+    assert Sampling(l2_state="cold").fit(data).predict(data)[0] == \
+        pytest.approx(4e-6 + 14e-6 * 200, rel=1e-6)
+    # a launch without paid samples keeps its cold ones
+    alone = _dataset(cold + whole, blocks=200 * wave)
+    assert Sampling().fit(alone).predict(alone)[0] == pytest.approx(4e-6 + 14e-6 * 200, rel=1e-6)
+
+
+def test_a_flagged_launch_with_paid_samples_still_takes_the_cold_run_of_its_grid():
+    wave = 8 * 132
+    pts = [(2, 2 * wave, 5.1e-3, "paid"), (3, 3 * wave, 6.0e-3, "paid"),
+           (0, 16 * wave, 6.1e-3, "cold")]
+    data = _dataset(pts, blocks=16 * wave)
+    got = Sampling(budget=0.0).fit(data).explain(data)[0]
+    assert got.seconds == pytest.approx(6.1e-3)
+    assert got.based_on["method"].startswith("direct measurement of the whole launch")
+
+
+def test_live_samples_are_paid_where_the_backend_can_time_the_write_back():
+    wave = 8 * 132
+    times = {2: 5.1e-3, 3: 6.0e-3, 4: 6.05e-3, 0: 6.1e-3}  # flagged: the grid is run too
+    ladder = pd.DataFrame([{"k": k, "psat": 8, "sm_count": 132,
+                            "blocks_launched": (k or 16) * wave} for k in times])
+    calls = []
+
+    def measure(i, state):
+        calls.append((list(times)[i], state))
+        return list(times.values())[i]
+
+    Sampling(budget=0.0).explain_live(ladder, 16 * wave, measure, ("warm", "cold", "paid"))
+    assert calls == [(2, "paid"), (3, "paid"), (0, "cold")]
+    calls.clear()
+    Sampling(budget=0.0).explain_live(ladder, 16 * wave, measure, ("warm", "cold"))
+    assert calls == [(2, "cold"), (3, "cold"), (0, "cold")]

@@ -156,7 +156,8 @@ SAMPLES = KEY + LAUNCH + RESOURCES + OUTCOME + STATS + [
     _c("sample_grid_x", "int", "sampled grid, x"),
     _c("sample_grid_y", "int", "sampled grid, y"),
     _c("sample_grid_z", "int", "sampled grid, z"),
-    _c("l2_state", "str", "warm (repeated launches) or cold (L2 flushed before each launch)"),
+    _c("l2_state", "str", "warm (repeated launches), cold (L2 flushed before each launch) or "
+       "paid (a reading flush before, the write-back of the launch's stores timed with it)"),
 ] + PROVENANCE
 
 COUNTERS = KEY + LAUNCH + RESOURCES + OUTCOME + [

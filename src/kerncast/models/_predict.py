@@ -80,7 +80,8 @@ def _live(model: str, kernel, config, device, language, backend: str) -> Predict
 
         def choose(rungs: list[dict], time) -> None:
             ladder = pd.DataFrame(rungs).assign(sm_count=be.sm_count)
-            predictions.append(predictor.explain_live(ladder, config.blocks, time))
+            predictions.append(predictor.explain_live(ladder, config.blocks, time,
+                                                      be.l2_states))
 
     rows = _all_ok(measure_samples(be, kernel, config, choose=choose),
                    f"sampled runs of {kernel.name}")

@@ -150,7 +150,7 @@ class _SamplingBase(Predictor):
     columns = ("kernel", "language", "size", "config", "device", "sm_count", "blocks")
 
     def _fits(self, dataset: Dataset) -> list[SampleFit | None]:
-        groups = sample_groups(dataset, self._l2_state())
+        groups = self._groups(dataset)
         cols = [c for c in JOIN if c in dataset.times.columns]
         out = []
         for _, row in dataset.times.iterrows():
@@ -176,19 +176,25 @@ class _SamplingBase(Predictor):
     def _predict(self, dataset: Dataset) -> np.ndarray:
         return np.array([np.nan if f is None else f.seconds for f in self._fits(dataset)])
 
-    def explain_live(self, ladder: pd.DataFrame, blocks: int, measure) -> Prediction:
+    def _groups(self, dataset: Dataset) -> dict[tuple, pd.DataFrame]:
+        """The samples of each launch key this model fits (with the whole-grid runs)."""
+        return sample_groups(dataset, self._l2_state())
+
+    def explain_live(self, ladder: pd.DataFrame, blocks: int, measure,
+                     l2_states: tuple[str, ...] = ("warm", "cold")) -> Prediction:
         """Predict one launch from samples run on demand: ``ladder`` has a row per sample
         the launch allows, smallest first, then its full grid (``k``, ``psat``,
         ``sm_count``, ``blocks_launched``), and ``measure(i, l2_state)`` runs row ``i``
-        and returns its median seconds. Only the samples this model takes are run."""
+        and returns its median seconds (``l2_states``: those the backend has). Only the
+        samples this model takes are run; the full grid, where it is run, is run cold."""
         frame = ladder.reset_index(drop=True).assign(
             rung=lambda f: np.arange(len(f)), time_median_s=np.nan)
-        state = self._l2_state()
+        state = self._live_state(l2_states)
 
         def fill(part: pd.DataFrame) -> pd.DataFrame:
             return part.assign(time_median_s=[
-                t if np.isfinite(t) else measure(int(r), state)
-                for r, t in zip(part["rung"], part["time_median_s"])])
+                t if np.isfinite(t) else measure(int(r), "cold" if k == 0 else state)
+                for r, k, t in zip(part["rung"], part["k"], part["time_median_s"])])
 
         return self._explain_one(self._settled(frame, blocks, fill))
 
@@ -219,6 +225,11 @@ class _SamplingBase(Predictor):
 
     def _l2_state(self) -> str:
         raise NotImplementedError
+
+    def _live_state(self, l2_states: tuple[str, ...]) -> str:
+        """The L2 state this model times its samples with on a backend that has
+        ``l2_states``."""
+        return self._l2_state()
 
     def _fit_one(self, group: pd.DataFrame, blocks: int, fill=_measured) -> SampleFit | None:
         """The fit for one launch; ``fill`` times the samples it takes that have none."""
@@ -265,7 +276,9 @@ class SeedLinear(_SamplingBase):
 class Sampling(_SamplingBase):
     """kerncast's sampler: cold-L2 samples chosen by the work they cover, fitted together.
 
-    With ``fallback``, a launch whose samples are flagged (uneven waves, or work held by
+    ``l2_state`` ``auto`` takes paid samples (a cold L2, each sample timed with the
+    write-back of its own stores) where the dataset or the backend has them, else cold
+    ones. With ``fallback``, a launch whose samples are flagged (uneven waves, or work held by
     the first blocks) is measured whole instead, live or from a dataset's ``samples-full``
     run, and the prediction says so."""
 
@@ -274,8 +287,8 @@ class Sampling(_SamplingBase):
                    "chosen within a time budget and fitted together, with the tail wave")
     insight = "the time per wave, the fixed cost, the fit's uncertainty and whether waves are even"
 
-    def __init__(self, *, l2_state: str = "cold", min_seconds: float = 20e-6,
-                 budget: float = 0.2, tail: bool = True, first_wave: bool = False,
+    def __init__(self, *, l2_state: str = "auto", min_seconds: float = 20e-6,
+                 budget: float = 0.1, tail: bool = True, first_wave: bool = False,
                  fallback: bool = True):
         self.l2_state = l2_state
         self.min_seconds = min_seconds
@@ -285,7 +298,25 @@ class Sampling(_SamplingBase):
         self.fallback = fallback
 
     def _l2_state(self) -> str:
+        return "cold" if self.l2_state == "auto" else self.l2_state
+
+    def _live_state(self, l2_states: tuple[str, ...]) -> str:
+        if self.l2_state == "auto":
+            return "paid" if "paid" in l2_states else "cold"
         return self.l2_state
+
+    def _groups(self, dataset: Dataset) -> dict[tuple, pd.DataFrame]:
+        """With ``l2_state`` auto: a launch's paid samples where it has them, else its
+        cold ones; its cold run of the whole grid either way."""
+        if self.l2_state != "auto":
+            return super()._groups(dataset)
+        cold = sample_groups(dataset, "cold")
+        out = dict(cold)
+        for key, paid in sample_groups(dataset, "paid").items():
+            whole = cold[key][cold[key]["grid_fraction"] >= 1] if key in cold else paid.head(0)
+            out[key] = pd.concat([paid[paid["grid_fraction"] < 1], whole]) \
+                .sort_values("blocks_launched").reset_index(drop=True)
+        return out
 
     def _fit_one(self, group: pd.DataFrame, blocks: int, fill=_measured) -> SampleFit | None:
         partial = group[group["blocks_launched"] < blocks]
