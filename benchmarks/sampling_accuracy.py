@@ -33,8 +33,8 @@ once, with the mean over its configurations);
   from 1 to 4 Psat (second point one Psat later), with a warm and a cold L2.
 
 With ``--figures DIR`` it also draws the trade-off (``tradeoff.png``) and the time per
-wave of the sample ladders of the kernels with the most waves and of the one with the
-worst line (``ladders.png``).
+wave of the sample ladders (cold and paid) of the kernels with the most waves and of
+the one with the worst line (``ladders.png``).
 
 The last line is ``sampling linear: <X>% svr: <Y>% overhead: <Z>%`` where ``linear`` is
 kerncast's ``sampling``. ``--device pocl`` would score a PoCL CPU dataset the same way.
@@ -228,15 +228,18 @@ def _figures(data, out: Path, sweep: pd.DataFrame, lines: pd.Series) -> list[Pat
     from kerncast.models._sampling import JOIN, sample_groups
 
     out.mkdir(parents=True, exist_ok=True)
-    groups = sample_groups(data, "cold")
+    groups, paid = sample_groups(data, "cold"), sample_groups(data, "paid")
     ladders, waves_of = {}, {}
     for row in data.times.to_dict("records"):
-        group = groups.get(tuple(row[c] for c in JOIN))
+        key = tuple(row[c] for c in JOIN)
+        group = groups.get(key)
         if group is None:
             continue
+        if key in paid:
+            group = pd.concat([group, paid[key]])
         part = group[group["blocks_launched"] < row["blocks"]]
         wave = int(part["psat"].iloc[0]) * int(part["sm_count"].iloc[0]) if len(part) else 0
-        if len(part) < 3 or not wave:
+        if part["k"].nunique() < 3 or not wave:
             continue
         title = f"{row['kernel']} {row['config']}"
         ladders[title] = (part.assign(waves=part["blocks_launched"] / wave),

@@ -44,6 +44,9 @@ def test_predict_table(capsys):
     (["predict", "corpus:copy_vector", "--device", "no-such-gpu"], "unknown device"),
     (["predict", "corpus:copy_vector", "--config", "bx=2048"], "bx=2048 is not allowed"),
     (["predict", "corpus:copy_vector", "--config", "bx"], "is not NAME=VALUE"),
+    (["predict", "corpus:copy_vector", "--model", "sampling", "--budget", "2"],
+     "--budget 2.0 is not a share of the launch"),
+    (["predict", "corpus:copy_vector", "--budget", "0.1"], "the model 'static' takes no budget"),
 ])
 def test_bad_input_exits_2_without_a_traceback(capsys, argv, message):
     code, out, err = _run(capsys, argv)

@@ -128,3 +128,24 @@ def test_sampling_figures_are_drawn(tmp_path):
     other = tradeoff_figure(sweep, tmp_path / "tradeoff.png")
     for png in (path, other):
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
+
+
+def test_a_ladder_with_several_l2_states_gets_a_line_per_state(tmp_path, monkeypatch):
+    import pandas as pd
+
+    from kerncast.evaluate import _figures
+
+    seen = {}
+    real = _figures._save
+
+    def save(fig, path):
+        seen["labels"] = [line.get_label() for line in fig.axes[0].get_lines()]
+        return real(fig, path)
+
+    monkeypatch.setattr(_figures, "_save", save)
+    ladder = pd.DataFrame({"waves": [1.0, 2.0, 3.0] * 2, "time_median_s": [6e-6, 9e-6, 11e-6,
+                                                                           5e-6, 7e-6, 9e-6],
+                           "l2_state": ["cold"] * 3 + ["paid"] * 3})
+    _figures.sample_ladder_figure({"k": (ladder, 2e-3, 1000.0)}, tmp_path / "ladders.png")
+    assert seen["labels"] == ["cold: each further wave", "paid: each further wave",
+                              "full run, per wave"]

@@ -189,3 +189,25 @@ def test_live_svr_measures_the_whole_grid_where_its_base_distrusts_the_samples(m
     assert got.seconds == pytest.approx(full["time_median_s"].iloc[0])
     assert got.based_on["method"].startswith("direct measurement of the whole launch")
     assert got.based_on["sampled_prediction_s"] > 2 * got.seconds
+
+
+def test_a_budget_lets_sampling_spend_more_on_its_samples(live, recorded):
+    times, samples, _ = recorded
+    data = Dataset(times=times.reset_index(drop=True), samples=samples)
+    got = predict(KERNEL, model="sampling", budget=1.0, **_launch(recorded))
+    want = Sampling(budget=1.0).fit(data).explain(data)[0]
+    assert got.seconds == pytest.approx(want.seconds, rel=1e-12)
+    assert got.based_on["sample_seconds"] == pytest.approx(want.based_on["sample_seconds"])
+
+
+@pytest.mark.parametrize("model, budget, message", [
+    ("sampling", 0.0, r"--budget 0.0 is not a share of the launch; give a number in \(0, 1\]"),
+    ("sampling", 1.5, "--budget 1.5 is not a share"),
+    ("seed-linear", 0.1, "the model 'seed-linear' takes no budget"),
+    ("static", 0.1, "the model 'static' takes no budget"),
+])
+def test_a_budget_that_cannot_apply_is_refused_before_measuring(live, recorded, model, budget,
+                                                                message):
+    with pytest.raises(InputError, match=message):
+        predict(KERNEL, model=model, budget=budget, **_launch(recorded))
+    assert live == []

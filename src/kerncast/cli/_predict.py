@@ -53,6 +53,9 @@ def predict_cmd(
         help="For live sampling: cupy (NVIDIA GPU) or pocl (this CPU).")] = "cupy",
     lang: LangOpt = "cuda",
     sm_count: Annotated[int | None, typer.Option(help="Predict for this many SMs.")] = None,
+    budget: Annotated[float | None, typer.Option(
+        help="For --model sampling: the share of the predicted launch the samples may take "
+             "(default 0.1; larger is more accurate, smaller cheaper).")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Predict how long one kernel launch takes, with a breakdown and its bottleneck.
@@ -63,7 +66,7 @@ def predict_cmd(
 
     with console.status("predicting", spinner="dots") if not as_json else _null() as status:
         p = predict(kernel, device=device, size=size, tunables=_tunables(config), model=model,
-                    language=lang, sm_count=sm_count, backend=backend,
+                    language=lang, sm_count=sm_count, backend=backend, budget=budget,
                     progress=getattr(status, "update", None))
     if as_json:
         print_json(p.to_dict())

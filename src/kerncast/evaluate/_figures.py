@@ -165,7 +165,8 @@ def sample_ladder_figure(ladders: dict[str, tuple[pd.DataFrame, float, int]], pa
     the waves it adds: the slope a line through them takes) against the sample's waves,
     one panel per launch, with the full run's time per wave: where a kernel's samples
     reach its steady state. ``ladders`` maps a title to (samples with ``waves`` and
-    ``time_median_s``, the full run's seconds, the full grid's waves)."""
+    ``time_median_s``, the full run's seconds, the full grid's waves); samples with an
+    ``l2_state`` column get a line per state."""
     from matplotlib.ticker import NullFormatter, ScalarFormatter  # noqa: PLC0415
 
     plt = _pyplot()
@@ -174,9 +175,14 @@ def sample_ladder_figure(ladders: dict[str, tuple[pd.DataFrame, float, int]], pa
     fig, axes = plt.subplots(math.ceil(n / cols), cols, figsize=(3.6 * cols, 2.8 * math.ceil(n / cols)),
                              squeeze=False, layout="constrained")
     for ax, (title, (samples, full_s, waves)) in zip(axes.flat, ladders.items()):
-        w = samples["waves"].to_numpy(float)
-        t = samples["time_median_s"].to_numpy(float)
-        ax.plot(w[1:], np.diff(t) / np.diff(w) * 1e6, "o-", ms=3, label="each further wave")
+        states = samples.groupby("l2_state", sort=True) if "l2_state" in samples \
+            else [("", samples)]
+        for state, ladder in states:
+            ladder = ladder.sort_values("waves")
+            w = ladder["waves"].to_numpy(float)
+            t = ladder["time_median_s"].to_numpy(float)
+            label = f"{state}: each further wave" if state else "each further wave"
+            ax.plot(w[1:], np.diff(t) / np.diff(w) * 1e6, "o-", ms=3, label=label)
         ax.axhline(full_s / waves * 1e6, color="0.3", ls="--", lw=1, label="full run, per wave")
         ax.set(xscale="log", xlabel="waves in the sample", ylabel="µs per wave", title=title)
         ax.xaxis.set_major_formatter(ScalarFormatter())

@@ -68,7 +68,8 @@ def _static(kernel, config, device, language, sm_count, progress=None) -> Predic
                       based_on=res.based_on)
 
 
-def _live(model: str, kernel, config, device, language, backend: str) -> Prediction:
+def _live(model: str, kernel, config, device, language, backend: str,
+          budget: float | None = None) -> Prediction:
     from kerncast.measure._factory import make_backend  # noqa: PLC0415
     from kerncast.measure._samples import measure_samples  # noqa: PLC0415
 
@@ -76,7 +77,7 @@ def _live(model: str, kernel, config, device, language, backend: str) -> Predict
     predictions: list[Prediction] = []
     choose = None
     if model != "sampling-svr":  # run only the samples the model takes
-        predictor = get_predictor(model)
+        predictor = get_predictor(model, **({} if budget is None else {"budget": budget}))
 
         def choose(rungs: list[dict], time) -> None:
             ladder = pd.DataFrame(rungs).assign(sm_count=be.sm_count)
@@ -95,6 +96,17 @@ def _live(model: str, kernel, config, device, language, backend: str) -> Predict
     prediction.based_on["device"] = be.device_key
     prediction.based_on["sampled_runs"] = len(rows)
     return prediction
+
+
+def _check_budget(model: str, budget: float | None) -> None:
+    if budget is None:
+        return
+    if model != "sampling":
+        raise InputError(f"--budget sets how much of the launch sampling may spend on samples; "
+                         f"the model {model!r} takes no budget (use --model sampling)")
+    if not 0 < budget <= 1:
+        raise InputError(f"--budget {budget} is not a share of the launch; give a number in "
+                         "(0, 1], e.g. 0.05 for samples worth 5% of the predicted launch")
 
 
 def _whole_grid_if_distrusted(be, kernel, config, row: dict, rows: list[dict]) -> list[dict]:
@@ -147,7 +159,8 @@ def _live_svr(be, device, kernel, config, row: dict, samples: list[dict]) -> Pre
 def predict(kernel: str | CorpusKernel, *, device: str = "h100", size: str = "large",
             tunables: dict[str, int] | None = None, model: str = "static",
             language: str = "cuda", sm_count: int | None = None,
-            backend: str = "cupy", progress=None) -> Prediction:
+            backend: str = "cupy", budget: float | None = None,
+            progress=None) -> Prediction:
     """Predict the time of one launch of a corpus kernel (or a kernel with a spec).
 
     Parameters
@@ -160,18 +173,23 @@ def predict(kernel: str | CorpusKernel, *, device: str = "h100", size: str = "la
         ``static`` (no GPU needed), or ``sampling`` / ``seed-linear`` in live mode
         (runs sampled launches on ``backend``: ``cupy`` or ``pocl``), or
         ``sampling-svr`` (sampled launches and Nsight Compute counters; ``cupy`` only).
+    budget
+        For ``sampling``: the share of the predicted launch its samples may take
+        (default 0.1); a larger budget buys samples of more waves, a smaller one less
+        overhead (``benchmarks/sampling_accuracy.py`` prints the trade-off).
     progress
         Told each step of a static prediction as it starts (a line of text).
     """
     k = resolve_kernel(kernel)
     config = k.launch(size, tunables)
+    _check_budget(model, budget)
     if model == "static":
         return _static(k, config, device, language, sm_count, progress)
     if model == "sampling-svr" and backend != "cupy":
         raise InputError("sampling-svr needs Nsight Compute counters of an NVIDIA GPU "
                          "(--backend cupy); on a CPU device use --model sampling")
     if model in LIVE_MODELS:
-        return _live(model, k, config, device, language, backend)
+        return _live(model, k, config, device, language, backend, budget)
     raise InputError(f"kerncast predict runs the models static, sampling, seed-linear and "
                      f"sampling-svr; "
                      f"{model!r} is scored on datasets with 'kerncast evaluate'")
