@@ -63,39 +63,40 @@ def test_recorded_energy_rows_mark_their_sm_count_done():
     assert [item_key(i, "h100-sxm") in done for i in items] == [True, True, False]
 
 
-def test_a_recorded_ladder_leaves_the_full_grid_to_measure():
+def _ladder_and(other: str):
+    """The samples item and ``other``'s of matmul_naive at size large, a recorded ladder
+    of two warm and cold rungs, and which of the two items a samples table marks done."""
     import pandas as pd
 
-    kernel = get_kernel("matmul_naive")
-    units, _ = plan_units([kernel], ["large"], ["samples", "samples-full"], language="cuda",
-                          configs="default", total_sms=132)
-    ladder, full = units[0].items
-    assert (ladder.table, full.table) == ("samples", "samples")
+    units, _ = plan_units([get_kernel("matmul_naive")], ["large"], ["samples", other],
+                          language="cuda", configs="default", total_sms=132)
+    ladder, item = units[0].items
     base = {"kernel": "matmul_naive", "language": "cuda", "size": "large",
             "config": ladder.config, "device": "h100-sxm", "status": "ok"}
     rungs = pd.DataFrame([{**base, "k": k, "l2_state": s, "grid_fraction": 0.01 * k}
                           for k in (1, 2) for s in ("warm", "cold")])
-    done = done_keys(SimpleNamespace(tables=lambda: {"samples": rungs}), 132)
-    assert [item_key(i, "h100-sxm") in done for i in (ladder, full)] == [True, False]
-    whole = pd.DataFrame([{**base, "k": 0, "l2_state": "cold", "grid_fraction": 1.0}])
-    done = done_keys(SimpleNamespace(tables=lambda: {"samples": whole}), 132)
-    assert [item_key(i, "h100-sxm") in done for i in (ladder, full)] == [False, True]
+
+    def done(frame) -> list[bool]:
+        keys = done_keys(SimpleNamespace(tables=lambda: {"samples": frame}), 132)
+        return [item_key(i, "h100-sxm") in keys for i in (ladder, item)]
+
+    return ladder, item, base, rungs, done
+
+
+def test_a_recorded_ladder_leaves_the_full_grid_to_measure():
+    import pandas as pd
+
+    ladder, full, base, rungs, done = _ladder_and("samples-full")
+    assert (ladder.table, full.table) == ("samples", "samples")
+    assert done(rungs) == [True, False]
+    assert done(pd.DataFrame([{**base, "k": 0, "l2_state": "cold", "grid_fraction": 1.0}])) \
+        == [False, True]
 
 
 def test_recorded_paid_samples_mark_the_paid_ladder_done_and_only_it():
     import pandas as pd
 
-    kernel = get_kernel("matmul_naive")
-    units, _ = plan_units([kernel], ["large"], ["samples", "samples-paid"], language="cuda",
-                          configs="default", total_sms=132)
-    ladder, paid = units[0].items
+    ladder, paid, _, rungs, done = _ladder_and("samples-paid")
     assert (ladder.experiment, paid.experiment, paid.table) == ("samples", "samples-paid", "samples")
-    base = {"kernel": "matmul_naive", "language": "cuda", "size": "large",
-            "config": ladder.config, "device": "h100-sxm", "status": "ok"}
-    cold = pd.DataFrame([{**base, "k": k, "l2_state": s, "grid_fraction": 0.01 * k}
-                         for k in (1, 2) for s in ("warm", "cold")])
-    done = done_keys(SimpleNamespace(tables=lambda: {"samples": cold}), 132)
-    assert [item_key(i, "h100-sxm") in done for i in (ladder, paid)] == [True, False]
-    both = pd.concat([cold, cold.assign(l2_state="paid")])
-    done = done_keys(SimpleNamespace(tables=lambda: {"samples": both}), 132)
-    assert [item_key(i, "h100-sxm") in done for i in (ladder, paid)] == [True, True]
+    assert done(rungs) == [True, False]
+    assert done(pd.concat([rungs, rungs.assign(l2_state="paid")])) == [True, True]
