@@ -64,7 +64,7 @@ def _predict_group(args) -> list[dict]:
             if machine is None:
                 machine = machine_for(row["device"], calibration)
             kernel, config = corpus_launch(row)
-            res = predict_launch(kernel, config, row["device"], language=row["language"],
+            res = predict_launch(*kernel.instance(config, row["language"]), row["device"],
                                  machine=machine, budget=budget)
             out.append({**row, "predicted_s": res.seconds, "bottleneck": res.bottleneck,
                         "seconds": time.perf_counter() - started, "error": ""})

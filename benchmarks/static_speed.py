@@ -52,7 +52,7 @@ def _one(kernel, size: str, device: str) -> dict:
     started = time.perf_counter()
     try:
         config = kernel.launch(size)
-        result = predict_launch(kernel, config, device, language=language)
+        result = predict_launch(*kernel.instance(config, language), device)
     except Exception as exc:  # noqa: BLE001 (a kernel the predictor fails on is a result)
         return {"kernel": kernel.name, "size": size, "seconds": time.perf_counter() - started,
                 "predicted_s": float("nan"), "error": f"{type(exc).__name__}: {exc}"[:200]}
@@ -85,7 +85,7 @@ def _run(args) -> None:
     names = [k for k in args.kernels.split(",") if k]
     kernels = [get_kernel(n) for n in names] if names else list_kernels()
     warm = get_kernel(WARM_UP)
-    predict_launch(warm, warm.launch("small"), args.device)  # untimed warm-up
+    predict_launch(*warm.instance(warm.launch("small")), args.device)  # untimed warm-up
 
     results = []
     for kernel in kernels:

@@ -68,10 +68,11 @@ def test_first_round_emulates_only_those_blocks(mod):
 
 def test_launch_forms():
     config = get_kernel("matmul_naive").launch("small")
-    assert as_launch(config) == Launch(config.grid + (1,) * (3 - len(config.grid)),
-                                       config.block + (1,) * (3 - len(config.block)), 0)
-    assert as_launch({"grid": 4, "block": (8, 4), "shared": 16}) == Launch((4, 1, 1),
-                                                                          (8, 4, 1), 16)
+    assert as_launch(config).geometry == Launch(config.grid + (1,) * (3 - len(config.grid)),
+                                                config.block + (1,) * (3 - len(config.block)),
+                                                0).geometry
+    assert as_launch({"grid": 4, "block": (8, 4), "shared": 16}).geometry == \
+        Launch((4, 1, 1), (8, 4, 1), 16).geometry
     assert as_launch(((2, 2), 64, 128)).dynamic_shared == 128
 
 

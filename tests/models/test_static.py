@@ -65,7 +65,7 @@ def test_agrees_with_the_simulator_for_the_rows_launch():
     rows = [_row("matmul_tiled", "small", {"tile": t, "pad": 0}) for t in (8, 32)]
     got = StaticSimulator().fit(_data(rows)).predict(_data(rows))
     kernel = get_kernel("matmul_tiled")
-    want = [predict_launch(kernel, kernel.launch("small", {"tile": t, "pad": 0}),
+    want = [predict_launch(*kernel.instance(kernel.launch("small", {"tile": t, "pad": 0})),
                            "h100-sxm").seconds for t in (8, 32)]
     assert got.tolist() == want
     assert got[0] != got[1]  # the tunables are read from the row

@@ -81,10 +81,17 @@ def test_corpus_kernels(name, dependent):
     assert data_dependent(program) is dependent
 
 
+def _args(kernel, config, program, seed=0):
+    """The emulation's values by argument name, and how they were made."""
+    launch = kernel.instance(config, seed=seed)[1]
+    values, inputs = emulation_args(launch, program)
+    return dict(zip(launch.names, values)), inputs
+
+
 @pytest.mark.toolchain
 def test_data_independent_kernels_get_zero_buffers_of_the_launch_sizes():
     kernel, config, program = _corpus_program("copy_vector")
-    args, inputs = emulation_args(kernel, config, program)
+    args, inputs = _args(kernel, config, program)
     assert inputs == "zeros"
     n = config.params["n"]
     assert set(args) == {"x", "y", "n"}
@@ -97,24 +104,24 @@ def test_data_independent_kernels_get_zero_buffers_of_the_launch_sizes():
 @pytest.mark.toolchain
 def test_data_dependent_kernels_get_their_generated_inputs():
     kernel, config, program = _corpus_program("histo_global")
-    args, inputs = emulation_args(kernel, config, program, seed=3)
+    args, inputs = _args(kernel, config, program, 3)
     assert inputs == "generated"
     expected = make_args(kernel, config, seed=3)
     assert set(args) == set(expected)
     assert np.array_equal(args["img"], expected["img"])
     assert args["img"].any()  # real data, not zeros
-    other, _ = emulation_args(kernel, config, program, seed=4)
+    other, _ = _args(kernel, config, program, 4)
     assert not np.array_equal(other["img"], args["img"])
 
 
 @pytest.mark.toolchain
 def test_generated_inputs_come_read_only_and_outputs_are_new_each_time():
     kernel, config, program = _corpus_program("histo_global")
-    args, _ = emulation_args(kernel, config, program, seed=3)
+    args, _ = _args(kernel, config, program, 3)
     assert not args["img"].flags.writeable and not args["bins"].flags.writeable  # in, inout
     kernel, config, program = _corpus_program("nearest_distance")
-    first, inputs = emulation_args(kernel, config, program)
-    again, _ = emulation_args(kernel, config, program)
+    first, inputs = _args(kernel, config, program)
+    again, _ = _args(kernel, config, program)
     assert inputs == "generated"
     assert first["dist"].flags.writeable and not first["dist"].any()
     assert not np.shares_memory(first["dist"], again["dist"])
@@ -127,7 +134,7 @@ def test_a_prediction_leaves_the_kept_inputs_as_generated():
 
     kernel, config, program = _corpus_program("histo_global")
     expected = make_args(kernel, config, seed=0)
-    predict_launch(kernel, config, "h100")  # its atomics add into bins (inout)
-    args, _ = emulation_args(kernel, config, program)
+    predict_launch(*kernel.instance(config), "h100")  # its atomics add into bins (inout)
+    args, _ = _args(kernel, config, program)
     assert np.array_equal(args["bins"], expected["bins"])
     assert np.array_equal(args["img"], expected["img"])

@@ -39,15 +39,15 @@ def _copy(n: int):
     """copy_vector over ``n`` floats: reads and writes ``4 n`` bytes each."""
     kernel = get_kernel("copy_vector")
     base = kernel.launch("small", {"bx": 256, "vec": 4})
-    return kernel, dataclasses.replace(base, params={"n": n}, grid=(n // (4 * 256),))
+    return kernel.instance(dataclasses.replace(base, params={"n": n}, grid=(n // (4 * 256),)))
 
 
 def _strided(n: int, stride: int):
     kernel = get_kernel("copy_strided")
     base = kernel.launch("small", {"bx": 256, "stride": stride})
     cols = n // stride
-    return kernel, dataclasses.replace(base, params={"n": n},
-                                       grid=(math.ceil(cols / 256), stride))
+    return kernel.instance(dataclasses.replace(base, params={"n": n},
+                                               grid=(math.ceil(cols / 256), stride)))
 
 
 def _fma(blocks: int, iters: int, ilp: int = 2):
@@ -55,8 +55,8 @@ def _fma(blocks: int, iters: int, ilp: int = 2):
     each."""
     kernel = get_kernel("arith_fp32")
     base = kernel.launch("small", {"bx": 256, "ilp": ilp})
-    return kernel, dataclasses.replace(base, params={"n": blocks * 256 * ilp, "iters": iters},
-                                       grid=(blocks,))
+    return kernel.instance(dataclasses.replace(
+        base, params={"n": blocks * 256 * ilp, "iters": iters}, grid=(blocks,)))
 
 
 def _execute(result, device: str = H100) -> float:
@@ -166,7 +166,7 @@ SMALL_KERNELS = ("copy_vector", "matmul_tiled", "reduce_tree", "histo_global")
 @pytest.mark.parametrize("name", SMALL_KERNELS)
 def test_breakdown_parts_are_non_negative_and_relate_to_the_total(name):
     kernel = get_kernel(name)
-    result = predict_launch(kernel, kernel.launch("small"), H100)
+    result = predict_launch(*kernel.instance(kernel.launch("small")), H100)
     parts = result.breakdown
     assert set(parts) == set(BREAKDOWN_KEYS)
     assert all(v >= 0 and math.isfinite(v) for v in parts.values())
@@ -192,7 +192,7 @@ def test_breakdown_of_large_launches_is_dominated_by_their_bottleneck():
 
 def test_kernels_with_barriers_have_synchronisation_time():
     kernel = get_kernel("matmul_tiled")
-    result = predict_launch(kernel, kernel.launch("small"), H100)
+    result = predict_launch(*kernel.instance(kernel.launch("small")), H100)
     assert result.breakdown["synchronisation"] > 0
     no_barrier = predict_launch(*_copy(1 << 16), H100)
     assert no_barrier.breakdown["synchronisation"] == 0
@@ -204,7 +204,7 @@ def test_synchronisation_is_at_least_the_barrier_cost_of_each_warp():
     calibrated barrier cost, so a warp spends at least 6 x barrier_cycles(8) cycles (about
     88 ns) at barriers."""
     kernel = get_kernel("matmul_tiled")
-    result = predict_launch(kernel, kernel.launch("small"), H100)
+    result = predict_launch(*kernel.instance(kernel.launch("small")), H100)
     m = _machine()
     floor = 6 * m.barrier_cycles(8) / m.clock_hz
     assert result.breakdown["synchronisation"] >= floor
@@ -213,22 +213,22 @@ def test_synchronisation_is_at_least_the_barrier_cost_of_each_warp():
 @pytest.mark.parametrize("name", ("copy_vector", "histo_global"))
 def test_predictions_are_deterministic(name):
     kernel = get_kernel(name)
-    first = predict_launch(kernel, kernel.launch("small"), H100)
-    second = predict_launch(kernel, kernel.launch("small"), H100)
+    first = predict_launch(*kernel.instance(kernel.launch("small")), H100)
+    second = predict_launch(*kernel.instance(kernel.launch("small")), H100)
     assert first.seconds == second.seconds and first.breakdown == second.breakdown
     assert first.bottleneck == second.bottleneck
 
 
 def test_a_data_dependent_kernel_is_emulated_on_generated_inputs():
     kernel = get_kernel("bfs_frontier_expand")
-    result = predict_launch(kernel, kernel.launch("small"), H100)
+    result = predict_launch(*kernel.instance(kernel.launch("small")), H100)
     assert result.based_on["data_dependent"] and result.based_on["inputs"] == "generated"
     assert result.seconds > _machine().launch_fixed_seconds()
 
 
 def test_an_uncalibrated_device_says_whose_calibration_it_borrowed():
     kernel = get_kernel("copy_vector")
-    result = predict_launch(kernel, kernel.launch("small"), "a100-80gb")
+    result = predict_launch(*kernel.instance(kernel.launch("small")), "a100-80gb")
     assert result.based_on["adapted_from"] == "h100-sxm"
     assert result.based_on["sm_count"] == 108
 
@@ -237,9 +237,8 @@ def test_an_uncalibrated_device_says_whose_calibration_it_borrowed():
 
 def test_a_block_too_large_for_the_device_is_bad_input():
     kernel, config = _copy(1 << 16)
-    config = dataclasses.replace(config, block=(2048,), grid=(8,))
     with pytest.raises(InputError, match="block size 2048 exceeds .*1024 threads per block"):
-        predict_launch(kernel, config, H100)
+        predict_launch(kernel, dataclasses.replace(config, block=(2048,), grid=(8,)), H100)
 
 
 def test_too_much_shared_memory_is_bad_input():
@@ -258,7 +257,7 @@ def test_an_unknown_kernel_is_bad_input():
 def test_an_unknown_device_is_bad_input():
     kernel = get_kernel("copy_vector")
     with pytest.raises(InputError, match="unknown device 'no-such-gpu'"):
-        predict_launch(kernel, kernel.launch("small"), "no-such-gpu")
+        predict_launch(*kernel.instance(kernel.launch("small")), "no-such-gpu")
 
 
 def test_an_emulation_over_its_step_budget_is_bad_input(monkeypatch):
@@ -267,7 +266,7 @@ def test_an_emulation_over_its_step_budget_is_bad_input(monkeypatch):
     kernel = get_kernel("arith_fp32")
     with pytest.raises(InputError, match="arith_fp32 did not finish within 50 "
                                          "warp-instruction steps"):
-        predict_launch(kernel, kernel.launch("small"), H100)
+        predict_launch(*kernel.instance(kernel.launch("small")), H100)
 
 
 def test_buffers_that_do_not_fit_the_device_are_bad_input():
@@ -278,17 +277,17 @@ def test_buffers_that_do_not_fit_the_device_are_bad_input():
     config = dataclasses.replace(kernel.launch("small"), params={"n": n},
                                  grid=(n // 16, n // 16))
     with pytest.raises(InputError, match="GiB"):
-        predict_launch(kernel, config, H100)
+        predict_launch(*kernel.instance(config), H100)
 
 
 def test_progress_names_each_step_in_order():
     steps: list[str] = []
     k = get_kernel("histo_global")  # data-dependent: its inputs are generated
-    predict_launch(k, k.launch("small"), "h100", progress=steps.append)
+    predict_launch(*k.instance(k.launch("small")), "h100", progress=steps.append)
     assert [s.split()[0] for s in steps] == ["compiling", "generating", "emulating", "simulating"]
     plain: list[str] = []
     c = get_kernel("copy_vector")  # any values give its trace: no inputs to generate
-    predict_launch(c, c.launch("small"), "h100", progress=plain.append)
+    predict_launch(*c.instance(c.launch("small")), "h100", progress=plain.append)
     assert [s.split()[0] for s in plain] == ["compiling", "emulating", "simulating"]
 
 
@@ -325,7 +324,7 @@ def test_a_small_histogram_is_bound_by_the_atomic_units():
     few = k.launch("medium", {"bx": 256, "nbins": 32})
     many = k.launch("medium", {"bx": 256, "nbins": 65536})
     m = machine_for("h100")
-    t_few = predict_launch(k, few, "h100").seconds
+    t_few = predict_launch(*k.instance(few), "h100").seconds
     ops = few.blocks * 256  # one add per thread
     assert t_few >= ops / m.atomic_rate_over(32)
-    assert t_few > 5 * predict_launch(k, many, "h100").seconds
+    assert t_few > 5 * predict_launch(*k.instance(many), "h100").seconds

@@ -92,7 +92,7 @@ def test_arith_mixed_loop_conflicts_on_every_fma():
     from kerncast.sim._regbanks import pc_conflicts
 
     kernel = get_kernel("arith_mixed")
-    tu, module = _compiled(str(kernel.source_path("cuda")), "cuda", "h100", ())
+    tu, module = _compiled(kernel.instance(kernel.launch("small"))[0], "h100")
     program = _program(module, tu.kernel(kernel.entry).entry)
     conflicts = pc_conflicts(program, "sm_90")
     fmas = [pc for pc, item in enumerate(program.items)
@@ -108,10 +108,10 @@ def test_predictions_say_where_the_conflicts_come_from(monkeypatch):
 
     kernel = get_kernel("arith_mixed")
     config = kernel.launch("small")
-    found = predict_launch(kernel, config, "h100").based_on["register_bank_conflicts"]
+    found = predict_launch(*kernel.instance(config), "h100").based_on["register_bank_conflicts"]
     assert found.startswith("from the SASS (ptxas -arch=sm_90)")
     # without nvdisasm the model goes on without them, and says so
     monkeypatch.setattr(_sasscode, "missing_tools", lambda: _sasscode.NO_NVDISASM)
-    without = predict_launch(kernel, config, "h100")
+    without = predict_launch(*kernel.instance(config), "h100")
     assert without.based_on["register_bank_conflicts"] == "not modelled: " + _sasscode.NO_NVDISASM
     assert without.seconds > 0

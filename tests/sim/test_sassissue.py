@@ -61,8 +61,7 @@ def test_ratios_add_up_to_the_executed_sass():
 
     kernel = get_kernel("particle_likelihood")
     config = kernel.launch("small")
-    tu, module = _compiled(str(kernel.source_path("cuda")), "cuda", "h100",
-                           tuple(sorted(config.defines.items())))
+    tu, module = _compiled(kernel.instance(config)[0], "h100")
     compiled = tu.kernel(kernel.entry)
     args = make_args(kernel, config, poison_outputs=False)
     trace = emulate(module, config, [args[a.name] for a in kernel.spec.args], [0],
@@ -86,9 +85,9 @@ def test_predictions_say_how_they_issue(monkeypatch):
 
     kernel = get_kernel("arith_sfu")
     config = kernel.launch("small")
-    with_sass = predict_launch(kernel, config, "h100")
+    with_sass = predict_launch(*kernel.instance(config), "h100")
     assert with_sass.based_on["issue_slots"].startswith("SASS (ptxas -arch=sm_90)")
     monkeypatch.setattr(_sasscode, "missing_tools", lambda: _sasscode.NO_NVDISASM)
-    without = predict_launch(kernel, config, "h100")
+    without = predict_launch(*kernel.instance(config), "h100")
     assert without.based_on["issue_slots"].startswith("PTX: one issue per PTX instruction")
     assert without.seconds != with_sass.seconds

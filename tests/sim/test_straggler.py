@@ -105,5 +105,6 @@ def test_the_offsets_buffer_is_named_by_its_kernel_argument():
 
     kernel = get_kernel("spmv_csr_scalar")
     first = kernel.spec.args[0].name
-    assert _argument(kernel, "spmv_csr_scalar_param_0") == first
-    assert _argument(kernel, "a_global_variable") == "a_global_variable"
+    launch = kernel.instance(kernel.launch("small"))[1]
+    assert _argument(launch, "spmv_csr_scalar_param_0") == first
+    assert _argument(launch, "a_global_variable") == "a_global_variable"

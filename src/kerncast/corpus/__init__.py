@@ -14,8 +14,9 @@ from kerncast.corpus._catalog import (
     list_applications,
     list_kernels,
 )
-from kerncast.corpus._data import compare_outputs, expected_outputs, make_args, module_of
-from kerncast.corpus._expr import evaluate
+from kerncast.corpus._data import (CorpusInputs, compare_outputs, corpus_instance,
+                                   expected_outputs, make_args, module_of)
+from kerncast.core._expr import evaluate
 from kerncast.corpus._spec import SIZE_NAMES, Application, Arg, CorpusKernel, LaunchConfig
 
 __all__ = [
@@ -23,9 +24,11 @@ __all__ = [
     "SIZE_NAMES",
     "Application",
     "Arg",
+    "CorpusInputs",
     "CorpusKernel",
     "LaunchConfig",
     "compare_outputs",
+    "corpus_instance",
     "evaluate",
     "expected_outputs",
     "get_kernel",

@@ -15,6 +15,7 @@ generated and checked.
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 from functools import lru_cache
 from pathlib import Path
@@ -23,9 +24,11 @@ from types import ModuleType
 import numpy as np
 
 from kerncast._errors import InputError
+from kerncast.core import Array, Kernel, Launch, Scalar
 from kerncast.corpus._spec import CorpusKernel, LaunchConfig
 
-__all__ = ["POISON", "compare_outputs", "expected_outputs", "make_args", "module_of"]
+__all__ = ["POISON", "CorpusInputs", "compare_outputs", "corpus_instance", "expected_outputs",
+           "make_args", "module_of"]
 
 POISON = {"f": np.nan, "i": -0x2A2A2A2A, "u": 0xA5A5A5A5}
 
@@ -143,3 +146,52 @@ def compare_outputs(kernel: CorpusKernel, got: dict, want: dict) -> list[str]:
             problems.append(f"{name}: {int(bad.sum())} of {bad.size} elements differ, first at "
                             f"[{first}]: got {actual[first]!r}, expected {expected[first]!r}")
     return problems
+
+
+class CorpusInputs:
+    """The generated inputs of one corpus launch as an array generator (see
+    :class:`kerncast.core.Array`): the application's ``inputs()`` runs once per launch
+    and each array argument takes its buffer, read-only. The last launch's inputs are
+    kept for the next configuration of the same launch (a sweep)."""
+
+    _kept: dict[tuple, dict] = {}
+
+    def __init__(self, kernel: CorpusKernel, config: LaunchConfig, name: str, seed: int) -> None:
+        self.kernel, self.config, self.name, self.seed = kernel, config, name, seed
+
+    def _key(self) -> tuple:
+        return (str(self.kernel.app.directory), self.kernel.name, self.config.size,
+                json.dumps(self.config.params, sort_keys=True, default=float),
+                tuple(sorted(self.config.tunables.items())), self.config.grid, self.seed)
+
+    def draw(self, rng: np.random.Generator, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
+        key = self._key()
+        if key not in self._kept:
+            self._kept.clear()
+            self._kept[key] = make_args(self.kernel, self.config, seed=self.seed,
+                                        poison_outputs=False)
+        return _read_only(self._kept[key][self.name])
+
+    def __str__(self) -> str:
+        return f"corpus inputs of {self.kernel.name}"
+
+
+def corpus_instance(kernel: CorpusKernel, config: LaunchConfig, language: str = "cuda",
+                    seed: int = 0) -> tuple[Kernel, Launch]:
+    """The :class:`~kerncast.core.Kernel` and :class:`~kerncast.core.Launch` of one corpus
+    launch: the source in ``language`` with the launch's defines, and its arguments
+    (arrays drawn from the application's generator, outputs zeros, scalars typed)."""
+    source = Kernel(kernel.entry, path=kernel.source_path(language), language=language,
+                    defines=dict(config.defines))
+    args: list = []
+    for arg in kernel.spec.args:
+        if arg.kind == "scalar":
+            args.append(Scalar(kernel.scalar_value(arg, config), np.dtype(arg.dtype)))
+        else:
+            gen = None if arg.intent == "out" else CorpusInputs(kernel, config, arg.name, seed)
+            args.append(Array(np.dtype(arg.dtype), (kernel.buffer_elements(arg, config),),
+                              generator=gen, intent=arg.intent))
+    launch = Launch(config.grid, config.block, config.dynamic_shared, args=tuple(args),
+                    names=tuple(a.name for a in kernel.spec.args), params=config.tunables,
+                    size=config.size, seed=seed)
+    return source, launch

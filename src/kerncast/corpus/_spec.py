@@ -20,7 +20,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from kerncast._errors import InputError
-from kerncast.corpus._expr import evaluate, names_in
+from kerncast.core._expr import evaluate, names_in
 
 __all__ = [
     "Application",
@@ -204,6 +204,13 @@ class CorpusKernel:
     def launches(self, size: str) -> list[LaunchConfig]:
         """The whole launch space at one size."""
         return [self.launch(size, t) for t in self.tunable_space()]
+
+    def instance(self, config: LaunchConfig, language: str = "cuda", seed: int = 0) -> tuple:
+        """(:class:`~kerncast.core.Kernel`, :class:`~kerncast.core.Launch`) of ``config``:
+        what every layer below the corpus takes (see :func:`kerncast.corpus.corpus_instance`)."""
+        from kerncast.corpus._data import corpus_instance  # noqa: PLC0415 (cycle: _data imports _spec)
+
+        return corpus_instance(self, config, language, seed)
 
     def arg_env(self, config: LaunchConfig) -> dict[str, int | float]:
         """Names available to argument expressions: size, tunables, grid and block."""

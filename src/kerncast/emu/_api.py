@@ -107,7 +107,8 @@ def emulate(kernel, launch, args, blocks="all", *, entry: str | None = None,
             registers: int | None = None, shared_bytes: int | None = None,
             labels=None, memory_budget: int | None = None,
             inplace: bool = False, stop_when_traced: bool = False,
-            exact: bool = True, values: str = "all") -> EmulationResult:
+            exact: bool = True, values: str = "all",
+            constants: Mapping[str, np.ndarray] | None = None) -> EmulationResult:
     """Run a kernel's PTX on the CPU with real arguments.
 
     Parameters
@@ -158,6 +159,9 @@ def emulate(kernel, launch, args, blocks="all", *, entry: str | None = None,
         lanes, and loads, stores and atomics whose values nothing needs only compute,
         check and record their addresses. The trace equals the full run's; the outputs
         are then meaningless.
+    constants
+        Values of the module's ``__constant__`` variables by name (Kernel Tuner's
+        ``cmem_args``), written over their initializers.
 
     Returns
     -------
@@ -197,7 +201,7 @@ def emulate(kernel, launch, args, blocks="all", *, entry: str | None = None,
                       step_budget=int(step_budget), recorder=recorder, labels=labels,
                       num_sms=num_sms, inplace=inplace,
                       stop_when_traced=stop_when_traced and memory_budget is not None,
-                      values=values)
+                      values=values, constants=dict(constants or {}))
     from kerncast.emu._fround import EXACTNESS  # noqa: PLC0415
 
     EXACTNESS.exact, previous = exact, EXACTNESS.exact

@@ -34,7 +34,7 @@ class Machine:
     def __init__(self, program: Program, launch: Launch, args, *, batch_blocks: int,
                  step_budget: int, recorder=None, labels=None, num_sms: int = 132,
                  inplace: bool = False, stop_when_traced: bool = False,
-                 values: str = "all") -> None:
+                 values: str = "all", constants: dict | None = None) -> None:
         if program.module is not None and program.module.address_size != 64:
             raise UnsupportedInstruction("only 64-bit PTX (.address_size 64) can be emulated")
         self.program, self.launch = program, launch
@@ -48,6 +48,8 @@ class Machine:
         self.kparam_bytes, self.buffers = bind_arguments(program.kernel, args, self.gmem,
                                                          labels)
         self.layout = layout = Layout(program, self.gmem, launch.dynamic_shared)
+        if constants:
+            layout.fill_constants(constants)
         self.const_bytes = layout.const_bytes.tobytes()
         self.batch_blocks = batch_blocks
         self.max_lanes = lanes = batch_blocks * launch.padded_threads

@@ -11,66 +11,15 @@ from kerncast._errors import InputError
 from kerncast.emu._layout import param_offsets
 from kerncast.emu._memory import GlobalMemory, Region
 from kerncast.emu._types import dtype_of
+from kerncast.core import BufferOffset, Launch, dims
 from kerncast.ptx import Function, Param
 
 __all__ = ["Launch", "as_launch", "bind_arguments", "select_blocks"]
 
-_MAX_THREADS = 1024
-_MAX_GRID = (2**31 - 1, 65535, 65535)
-
-
-@dataclass(frozen=True)
-class Launch:
-    """Grid and block dimensions (x, y, z) and dynamic shared memory in bytes."""
-
-    grid: tuple[int, int, int]
-    block: tuple[int, int, int]
-    dynamic_shared: int = 0
-
-    @property
-    def threads_per_block(self) -> int:
-        return self.block[0] * self.block[1] * self.block[2]
-
-    @property
-    def blocks(self) -> int:
-        return self.grid[0] * self.grid[1] * self.grid[2]
-
-    @property
-    def padded_threads(self) -> int:
-        """Threads per block rounded up to whole warps."""
-        return -(-self.threads_per_block // 32) * 32
-
-    @property
-    def warps_per_block(self) -> int:
-        return self.padded_threads // 32
-
-    def block_index(self, linear: int) -> tuple[int, int, int]:
-        gx, gy, _ = self.grid
-        return linear % gx, (linear // gx) % gy, linear // (gx * gy)
-
-    def thread_index(self, linear: int) -> tuple[int, int, int]:
-        bx, by, _ = self.block
-        return linear % bx, (linear // bx) % by, linear // (bx * by)
-
-
-def _dims(value, what: str) -> tuple[int, int, int]:
-    if isinstance(value, (int, np.integer)):
-        value = (int(value),)
-    try:
-        dims = tuple(int(v) for v in value)
-    except TypeError:
-        raise InputError(f"the {what} must be an integer or up to three integers, got "
-                         f"{value!r}") from None
-    if not 1 <= len(dims) <= 3:
-        raise InputError(f"the {what} has {len(dims)} dimensions; give one to three")
-    if any(d < 1 for d in dims):
-        raise InputError(f"every {what} dimension must be at least 1, got {dims}")
-    return dims + (1,) * (3 - len(dims))  # type: ignore[return-value]
-
-
 def as_launch(launch) -> Launch:
-    """Accept a :class:`Launch`, a corpus ``LaunchConfig``, a mapping with ``grid``,
-    ``block`` (and ``dynamic_shared`` or ``shared``), or a tuple ``(grid, block[, smem])``.
+    """Accept a :class:`~kerncast.core.Launch`, anything with ``grid`` and ``block`` (and
+    ``dynamic_shared``), a mapping with ``grid``, ``block`` (and ``dynamic_shared`` or
+    ``shared``), or a tuple ``(grid, block[, smem])``.
 
     Raises
     ------
@@ -78,30 +27,20 @@ def as_launch(launch) -> Launch:
         For malformed dimensions, a block over 1024 threads or a grid over the limits.
     """
     if isinstance(launch, Launch):
-        out = launch
-    elif hasattr(launch, "grid") and hasattr(launch, "block"):
-        out = Launch(_dims(launch.grid, "grid"), _dims(launch.block, "block"),
-                     int(getattr(launch, "dynamic_shared", 0) or 0))
-    elif isinstance(launch, Mapping):
+        return launch
+    if hasattr(launch, "grid") and hasattr(launch, "block"):
+        return Launch(dims(launch.grid, "grid"), dims(launch.block, "block"),
+                      int(getattr(launch, "dynamic_shared", 0) or 0))
+    if isinstance(launch, Mapping):
         if "grid" not in launch or "block" not in launch:
             raise InputError("a launch mapping needs 'grid' and 'block' entries")
         smem = launch.get("dynamic_shared", launch.get("shared", 0))
-        out = Launch(_dims(launch["grid"], "grid"), _dims(launch["block"], "block"), int(smem))
-    elif isinstance(launch, (tuple, list)) and len(launch) in (2, 3):
+        return Launch(launch["grid"], launch["block"], int(smem))
+    if isinstance(launch, (tuple, list)) and len(launch) in (2, 3):
         smem = int(launch[2]) if len(launch) == 3 else 0
-        out = Launch(_dims(launch[0], "grid"), _dims(launch[1], "block"), smem)
-    else:
-        raise InputError(f"cannot read a launch from {launch!r}; give (grid, block) or a "
-                         "Launch")
-    if out.threads_per_block > _MAX_THREADS:
-        raise InputError(f"block size {out.threads_per_block} exceeds the limit of "
-                         f"{_MAX_THREADS} threads per block; choose a smaller block")
-    for axis, (g, limit) in enumerate(zip(out.grid, _MAX_GRID)):
-        if g > limit:
-            raise InputError(f"grid dimension {'xyz'[axis]} = {g} exceeds the limit {limit}")
-    if out.dynamic_shared < 0:
-        raise InputError("dynamic shared memory cannot be negative")
-    return out
+        return Launch(launch[0], launch[1], smem)
+    raise InputError(f"cannot read a launch from {launch!r}; give (grid, block) or a "
+                     "Launch")
 
 
 def _scalar_bytes(param: Param, value, name: str) -> bytes:
@@ -181,6 +120,11 @@ def bind_arguments(kernel: Function, args, gmem: GlobalMemory,
     placed: dict[tuple, Region] = {}
     for k, (param, name, value) in enumerate(ordered):
         label = labels[k] if labels is not None else name
+        offset = 0
+        if isinstance(value, BufferOffset):
+            value, offset = value.array, value.byte_offset
+            if not isinstance(value, np.ndarray) or value.ndim == 0:
+                raise InputError(f"argument {label} is a view of something that is not an array")
         if isinstance(value, np.ndarray) and value.ndim > 0 or \
                 isinstance(value, np.ndarray) and value.dtype.kind == "V":
             if param.size != 8 or param.dims:
@@ -191,8 +135,8 @@ def bind_arguments(kernel: Function, args, gmem: GlobalMemory,
             region = placed.get(key)
             if region is None:
                 region = placed[key] = gmem.add(label, value)
-            buffers[label] = region
-            raw = region.base.to_bytes(8, "little")
+            buffers.setdefault(label, region)
+            raw = (region.base + offset).to_bytes(8, "little")
         else:
             raw = _scalar_bytes(param, value, label)
         data[offsets[param.name]:offsets[param.name] + len(raw)] = raw

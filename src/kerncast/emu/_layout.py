@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from kerncast._errors import InputError
+
 from kerncast.emu._errors import UnsupportedInstruction
 from kerncast.emu._memory import (
     CONST_WINDOW, LOCAL_WINDOW, PARAM_FRAME_BASE, PARAM_WINDOW, SHARED_WINDOW, GlobalMemory,
@@ -89,6 +91,29 @@ class Layout:
             if var.init is not None:
                 raw = self.initial_bytes(var)
                 self.globals[key].store.data[:len(raw)] = raw
+
+    def fill_constants(self, values: dict) -> None:
+        """Write the caller's values into ``__constant__`` variables by name (Kernel Tuner's
+        ``cmem_args``).
+
+        Raises
+        ------
+        InputError
+            For a name the module has no constant variable of, or values larger than it.
+        """
+        found = {var.name: (key, var) for key, var in self.program.variables("const")}
+        for name, value in values.items():
+            if name not in found:
+                raise InputError(f"constant memory argument {name!r}: the kernel has no "
+                                 f"__constant__ variable of that name; it has "
+                                 f"{', '.join(sorted(found)) or 'none'}")
+            key, var = found[name]
+            raw = np.ascontiguousarray(value).view(np.uint8).reshape(-1)
+            if var.size is not None and raw.size > var.size:
+                raise InputError(f"constant memory argument {name!r} holds {raw.size} bytes, "
+                                 f"more than the {var.size} of the __constant__ variable")
+            at = self.const[key]
+            self.const_bytes[at:at + raw.size] = raw
 
     def address(self, space: str, key: str) -> int:
         """The address of a variable in its space (global: its absolute address)."""

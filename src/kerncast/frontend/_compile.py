@@ -120,6 +120,7 @@ def compile(  # noqa: A001 (the public name kerncast.compile)
     include_dirs: Sequence[str | os.PathLike] = (),
     name: str | None = None,
     cache: bool = True,
+    ptxas_options: Sequence[str] = (),
 ) -> TranslationUnit:
     """Compile a CUDA C++, OpenCL C or PTX source to PTX and list its kernels.
 
@@ -146,6 +147,8 @@ def compile(  # noqa: A001 (the public name kerncast.compile)
         The name to show in messages for source text (default ``<source>``).
     cache
         Use the on-disk cache (``$KERNCAST_CACHE`` or ``~/.cache/kerncast/frontend``).
+    ptxas_options
+        Options for the assembler when resources are asked for (``--maxrregcount=32``).
 
     Returns
     -------
@@ -170,7 +173,9 @@ def compile(  # noqa: A001 (the public name kerncast.compile)
         if defines or options:
             raise InputError(f"{src.display} is PTX, which takes no defines or compiler options; "
                              f"leave them out, or compile the CUDA/OpenCL source instead")
-        return _from_ptx(src, arch)
+        unit = _from_ptx(src, arch)
+        unit.ptxas_options = tuple(ptxas_options)
+        return unit
     target = resolve_arch(arch)
     clean, flags = define_flags(defines)
     opts = _options(options)
@@ -189,4 +194,4 @@ def compile(  # noqa: A001 (the public name kerncast.compile)
     return TranslationUnit(ptx=ptx, language=src.language, arch=target,
                            ptx_target=scan_target(ptx), toolchain=tool, source=src.display,
                            defines=clean, options=opts, notes=notes, cached=hit,
-                           use_cache=cache)
+                           use_cache=cache, ptxas_options=tuple(ptxas_options))

@@ -210,13 +210,15 @@ def _failure(log: str, arch: str, ptx_target: str | None, raw_ptx: bool, display
 
 
 def run_ptxas(tool: Tool, ptx: str, arch: str, *, ptx_target: str | None = None,
-              raw_ptx: bool = False, display: str = "the module") -> tuple[PtxasReport, dict, dict]:
-    """Assemble ``ptx`` for ``arch``; return the report and the cubin's constant banks."""
+              raw_ptx: bool = False, display: str = "the module",
+              options: tuple[str, ...] = ()) -> tuple[PtxasReport, dict, dict]:
+    """Assemble ``ptx`` for ``arch`` (with the user's ptxas ``options``, such as
+    ``--maxrregcount=32``); return the report and the cubin's constant banks."""
     with tempfile.TemporaryDirectory(prefix="kerncast-ptxas-") as tmp:
         src, out = Path(tmp) / "module.ptx", Path(tmp) / "module.cubin"
         src.write_text(ptx)
-        proc = _process.run_tool([tool.path, f"-arch={arch}", "-v", "--warn-on-spills", str(src),
-                         "-o", str(out)])
+        proc = _process.run_tool([tool.path, f"-arch={arch}", "-v", "--warn-on-spills",
+                                  *options, str(src), "-o", str(out)])
         log = (proc.stdout or "") + "\n" + (proc.stderr or "")
         if proc.returncode != 0:
             raise _failure(log.replace(str(src), display), arch, ptx_target, raw_ptx, display,

@@ -103,13 +103,15 @@ class TranslationUnit:
     def __init__(self, *, ptx: str, language: str, arch: str, ptx_target: str | None,
                  toolchain: Tool, source: str, defines: dict[str, str] | None = None,
                  options: list[str] | None = None, notes: list[str] | None = None,
-                 cached: bool = False, use_cache: bool = True) -> None:
+                 cached: bool = False, use_cache: bool = True,
+                 ptxas_options: tuple[str, ...] = ()) -> None:
         self.ptx, self.language, self.arch = ptx, language, arch
         self.ptx_target, self.toolchain, self.source = ptx_target, toolchain, source
         self.defines = dict(defines or {})
         self.options = list(options or [])
         self.notes = list(notes or [])
         self.cached = cached
+        self.ptxas_options = tuple(ptxas_options)
         self._use_cache = use_cache
         self._resources: dict[str, dict[str, Resources]] = {}
         self._module: Any = parse_quietly(ptx)
@@ -180,7 +182,8 @@ class TranslationUnit:
 
     def _assemble(self, arch: str) -> dict[str, Resources]:
         tool = require_ptxas()
-        key = {"ptx_sha256": self.sha256, "arch": arch, "ptxas": tool.version}
+        key = {"ptx_sha256": self.sha256, "arch": arch, "ptxas": tool.version,
+               **({"options": list(self.ptxas_options)} if self.ptxas_options else {})}
         stored = _cache.load("ptxas", key) if self._use_cache else None
         if stored is not None:
             try:
@@ -194,7 +197,8 @@ class TranslationUnit:
 
     def _run_ptxas(self, tool: Tool, arch: str) -> dict[str, Resources]:
         report, per_kernel, module = run_ptxas(tool, self.ptx, arch, ptx_target=self.ptx_target,
-                                               raw_ptx=self.language == "ptx", display=self.source)
+                                               raw_ptx=self.language == "ptx", display=self.source,
+                                               options=self.ptxas_options)
         found = {}
         for k in self.kernels:
             numbers = report.functions.get(k.entry)
@@ -212,5 +216,6 @@ class TranslationUnit:
     def to_dict(self) -> dict:
         return {"source": self.source, "language": self.language, "arch": self.arch,
                 "ptx_target": self.ptx_target, "toolchain": self.toolchain.to_dict(),
-                "defines": self.defines, "options": self.options, "notes": self.notes,
+                "defines": self.defines, "options": self.options,
+                "ptxas_options": list(self.ptxas_options), "notes": self.notes,
                 "cached": self.cached, "kernels": [k.to_dict() for k in self.kernels]}

@@ -62,8 +62,8 @@ def _row(kernel: CorpusKernel, config: LaunchConfig, device_key: str, language: 
 def _static(kernel, config, device, language, sm_count, progress=None) -> Prediction:
     from kerncast.sim import predict_launch  # noqa: PLC0415
 
-    res = predict_launch(kernel, config, device, language=language, sm_count=sm_count,
-                         progress=progress)
+    source, launch = kernel.instance(config, language)
+    res = predict_launch(source, launch, device, sm_count=sm_count, progress=progress)
     return Prediction(res.seconds, "static", breakdown=res.breakdown, bottleneck=res.bottleneck,
                       based_on=res.based_on)
 

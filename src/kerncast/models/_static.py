@@ -41,10 +41,10 @@ class StaticSimulator(Predictor):
 
         try:
             kernel, config = corpus_launch(row)
-            result = predict_launch(kernel, config, str(row["device"]),
-                                    language=str(row.get("language") or "cuda"),
-                                    sm_count=int(row["sm_count"]) if row.get("sm_count") else None,
-                                    seed=self.seed)
+            source, launch = kernel.instance(config, str(row.get("language") or "cuda"),
+                                             self.seed)
+            result = predict_launch(source, launch, str(row["device"]),
+                                    sm_count=int(row["sm_count"]) if row.get("sm_count") else None)
         except KerncastError as exc:
             return Prediction(float("nan"), self.name, based_on={"error": str(exc)})
         return Prediction(result.seconds, self.name, breakdown=result.breakdown,

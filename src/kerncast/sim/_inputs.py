@@ -10,15 +10,13 @@ memory (and results of atomics) are tainted, taint flows through every instructi
 that reads a tainted register, and the kernel is *data-dependent* if a tainted
 register guards a branch or a memory access, or forms an address. Data-dependent
 kernels (graph traversals, sparse matrices, histograms, data-dependent branches) are
-emulated on their real generated inputs.
+emulated on their real inputs: the arrays' data, or their generators' values.
 """
 
 from __future__ import annotations
 
-import numpy as np
-
 from kerncast._errors import InputError
-from kerncast.corpus import CorpusKernel, LaunchConfig, make_args
+from kerncast.core import Launch
 from kerncast.ptx import Address, read_registers, written_registers
 
 __all__ = ["data_dependent", "emulation_args"]
@@ -77,62 +75,18 @@ def data_dependent(program) -> bool:
     return False
 
 
-_GENERATED: dict[tuple, dict] = {}
-
-
-def _generated(kernel_name: str, size: str, tunables: tuple, seed: int) -> dict:
-    """The launch's generated inputs (outputs zero-filled: nothing reads them before
-    writing); the last ones are kept for the next configuration
-    of the same launch (a sweep), and dropped before others are generated."""
-    from kerncast.corpus import get_kernel  # noqa: PLC0415
-
-    key = (kernel_name, size, tunables, seed)
-    if key not in _GENERATED:
-        _GENERATED.clear()
-        kernel = get_kernel(kernel_name)
-        _GENERATED[key] = make_args(kernel, kernel.launch(size, dict(tunables)), seed=seed,
-                                     poison_outputs=False)
-    return _GENERATED[key]
-
-
-def _zeros(kernel: CorpusKernel, config: LaunchConfig) -> dict:
-    args: dict[str, object] = {}
-    for arg in kernel.spec.args:
-        if arg.kind == "scalar":
-            args[arg.name] = np.dtype(arg.dtype).type(kernel.scalar_value(arg, config))
-        else:
-            args[arg.name] = np.zeros(kernel.buffer_elements(arg, config), dtype=arg.dtype)
-    return args
-
-
-def _shared_inputs(kernel: CorpusKernel, config: LaunchConfig, generated: dict) -> dict:
-    """The generated arguments as this emulation may use them: the input buffers as
-    read-only views of the kept ones (the emulator copies one only if the kernel
-    writes into it), each output buffer a new zero-filled array of its own (written in
-    place, and materialised only where the emulated blocks touch it)."""
-    args: dict[str, object] = {}
-    for arg in kernel.spec.args:
-        value = generated[arg.name]
-        if arg.kind != "scalar" and arg.intent == "out":
-            value = np.zeros(kernel.buffer_elements(arg, config), dtype=arg.dtype)
-        elif isinstance(value, np.ndarray):
-            value = value.view()
-            value.flags.writeable = False
-        args[arg.name] = value
-    return args
-
-
-def emulation_args(kernel: CorpusKernel, config: LaunchConfig, program, seed: int = 0) -> tuple[dict, str]:
-    """Arguments to emulate ``config`` with, and ``"generated"`` or ``"zeros"``. The
+def emulation_args(launch: Launch, program) -> tuple[list, str]:
+    """The values to emulate ``launch`` with, in parameter order, and ``"generated"`` or
+    ``"zeros"``: a data-dependent kernel gets its arrays' data or generated values, any
+    other kernel zeros where an array has no data (outputs are zeros either way). The
     emulator may write into the arrays in place: an input it must not change comes
     read-only."""
     if data_dependent(program):
         try:
-            generated = _generated(kernel.name, config.size,
-                                   tuple(sorted(config.tunables.items())), seed)
+            return launch.materialise(generate=True), "generated"
         except MemoryError:
-            raise InputError(f"{kernel.name} depends on its input data, and generating its "
-                             f"inputs at size {config.size!r} needs more memory than this "
-                             "machine has; predict a smaller size") from None
-        return _shared_inputs(kernel, config, generated), "generated"
-    return _zeros(kernel, config), "zeros"
+            size = f" at size {launch.size!r}" if launch.size else ""
+            raise InputError(f"the kernel depends on its input data, and generating its "
+                             f"inputs{size} needs more memory than this machine has; "
+                             "predict a smaller problem") from None
+    return launch.materialise(generate=False), "zeros"

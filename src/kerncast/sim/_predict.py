@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from kerncast._errors import InputError, ToolchainError
-from kerncast.corpus import CorpusKernel, LaunchConfig
+from kerncast.core import Kernel, Launch
 from kerncast.devices import Device, get_device, occupancy
 from kerncast.sim._inputs import data_dependent, emulation_args
 from kerncast.sim._machine import Machine, machine_for
@@ -70,12 +70,27 @@ class StaticResult:
     based_on: dict[str, Any] = field(default_factory=dict)
 
 
-@lru_cache(maxsize=64)
-def _compiled(path: str, language: str, arch: str, defines: tuple) -> tuple:
-    from kerncast.frontend import compile as compile_source  # noqa: PLC0415
+_UNITS: dict[tuple, tuple] = {}
 
-    tu = compile_source(path, lang=language, arch=arch, defines=dict(defines))
-    return tu, tu.module
+
+def _kernel_key(kernel: Kernel, arch: str) -> tuple:
+    return (kernel.name, str(kernel.path) if kernel.path else kernel.text, kernel.language,
+            kernel.compiler, kernel.options, tuple(sorted(kernel.defines.items())),
+            kernel.include_dirs, arch)
+
+
+def _compiled(kernel: Kernel, arch: str) -> tuple:
+    """(translation unit, parsed module) of ``kernel`` built for ``arch``; the last 64
+    kept (a sweep compiles each define set once)."""
+    from kerncast.frontend import build  # noqa: PLC0415
+
+    key = _kernel_key(kernel, arch)
+    if key not in _UNITS:
+        if len(_UNITS) >= 64:
+            _UNITS.pop(next(iter(_UNITS)))
+        tu = build(kernel, arch)
+        _UNITS[key] = (tu, tu.module)
+    return _UNITS[key]
 
 
 @lru_cache(maxsize=64)
@@ -330,12 +345,11 @@ def _quiet(step: str) -> None:
     """No progress report."""
 
 
-def predict_launch(kernel: CorpusKernel, config: LaunchConfig, device: str | Device, *,
-                   language: str = "cuda", sm_count: int | None = None, seed: int = 0,
-                   machine: Machine | None = None,
+def predict_launch(kernel: Kernel, launch: Launch, device: str | Device, *,
+                   sm_count: int | None = None, machine: Machine | None = None,
                    progress: Callable[[str], None] | None = None,
                    budget: int = DEFAULT_BUDGET) -> StaticResult:
-    """Predict the time of one corpus launch on ``device`` without running it;
+    """Predict the time of ``launch`` of ``kernel`` on ``device`` without running it;
     ``progress`` is told each step as it starts (compiling, generating inputs,
     emulating, simulating); ``budget`` is how many instructions of one SM's round the
     pipeline simulates (longer streams are sampled in windows)."""
@@ -345,53 +359,55 @@ def predict_launch(kernel: CorpusKernel, config: LaunchConfig, device: str | Dev
     dev = get_device(device)
     machine = machine or machine_for(dev)
     progress = progress or _quiet
+    if sm_count is not None and not 1 <= sm_count <= dev.compute.sm_count:
+        raise InputError(f"sm_count {sm_count} is not an SM count of {dev.key}; give 1 to "
+                         f"{dev.compute.sm_count}")
     progress(f"compiling {kernel.name} for {dev.key}")
-    tu, module = _compiled(str(kernel.source_path(language)), language, dev.key,
-                           tuple(sorted(config.defines.items())))
-    compiled = tu.kernel(kernel.entry)
+    tu, module = _compiled(kernel, dev.key)
+    compiled = tu.kernel(kernel.name)
     program = _program(module, compiled.entry)
     conflicts = _conflicts_soon(program, dev.ptx_target)  # beside the ptxas for resources
     res = compiled.resources(dev.ptx_target)
-    shared = res.shared_static + config.dynamic_shared
-    occ = occupancy(dev, config.threads_per_block, res.registers, shared)
+    shared = res.shared_static + launch.dynamic_shared
+    occ = occupancy(dev, launch.threads_per_block, res.registers, shared)
     if occ.blocks_per_sm == 0:
-        raise InputError(f"{kernel.name} with {config.label()} cannot run on {dev.key}: one "
+        raise InputError(f"{kernel.name} with {launch.label()} cannot run on {dev.key}: one "
                          f"block needs more {occ.limiting} than an SM has")
-    _check_fits(kernel, config, dev)
+    _check_fits(kernel, launch, dev)
     n_sm = sm_count or dev.compute.sm_count
-    blocks, psat = config.blocks, occ.blocks_per_sm
+    blocks, psat = launch.blocks, occ.blocks_per_sm
     per_sm = min(psat, math.ceil(blocks / n_sm))
     active = min(n_sm, blocks)
     dependent = data_dependent(program)
     stands, sources = _choose_blocks(blocks, per_sm, n_sm, dependent)
-    probes = [b for b in probe_blocks(config.grid) if b < blocks]
+    probes = [b for b in probe_blocks(launch.grid) if b < blocks]
     emulated = sorted(set(sources) | {0})
     if dependent:
-        progress(f"generating the inputs of {kernel.name} at size {config.size} (its trace "
-                 "depends on their values)")
-    args, inputs = emulation_args(kernel, config, program, seed)  # ours to write
+        at = f" at size {launch.size}" if launch.size else ""
+        progress(f"generating the inputs of {kernel.name}{at} (its trace depends on their "
+                 "values)")
+    values, inputs = emulation_args(launch, program)  # ours to write
     progress(f"emulating {len(emulated)} of {blocks:,} blocks")
-    values = [args[a.name] for a in kernel.spec.args]
-    result = emulate(module, config, values, emulated, entry=compiled.entry,
+    result = emulate(module, launch, values, emulated, entry=compiled.entry,
                      registers=res.registers, memory_budget=MEMORY_BUDGET,
-                     inplace=True, exact=False, values="needed")
+                     inplace=True, exact=False, values="needed", constants=launch.constants)
     trace = result.trace
     # the probes only show how addresses move from block to block: their first accesses
     traces = [trace]
     if probes:
-        traces.append(emulate(module, config, values, probes, entry=compiled.entry,
+        traces.append(emulate(module, launch, values, probes, entry=compiled.entry,
                               registers=res.registers, inplace=True,
-                              exact=False, values="needed",
+                              exact=False, values="needed", constants=launch.constants,
                               memory_budget=MEMORY_BUDGET // 2 * len(probes),
                               step_budget=_peek_steps(result, len(emulated), len(probes)),
                               stop_when_traced=True).trace)
     loop = loop_trip_bound(trace, list(result._regions.values()),
-                           config.threads_per_block) if dependent else None
+                           launch.threads_per_block) if dependent else None
     if loop is not None:
         sources = _common_sources(sources, loop.rare, trace.warps_per_block)
     table, nregs, orders = build_table(trace.program, machine)
     wave = psat * n_sm
-    sharing = wave_sharing(traces, config.grid, probes, emulated, wave=wave, total_blocks=blocks,
+    sharing = wave_sharing(traces, launch.grid, probes, emulated, wave=wave, total_blocks=blocks,
                            l2_bytes=dev.memory.l2_kib * 1024)
     rnd = _round_streams(trace, stands, sources, orders)
     grid_scale = blocks / len(emulated) * (rnd.total / rnd.traced if rnd.traced else 1.0)
@@ -430,6 +446,7 @@ def predict_launch(kernel: CorpusKernel, config: LaunchConfig, device: str | Dev
     return _result(seconds, cycles, full, machine, fixed + max(dispatch - execute, 0.0), {
         "device": dev.key, "calibration": machine.calibration.device,
         "adapted_from": machine.adapted_from, "store_rates_from": machine.store_curve_source(),
+        "compiler": f"{tu.toolchain.name} {tu.toolchain.version}",
         "registers": res.registers, "register_bank_conflicts": banks, "issue_slots": issue,
         "shared_bytes": shared, "blocks_per_sm": psat, "limiting": occ.limiting,
         "sm_count": n_sm, "blocks": blocks, "waves": waves + (1 if rest else 0),
@@ -441,7 +458,7 @@ def predict_launch(kernel: CorpusKernel, config: LaunchConfig, device: str | Dev
                        "scope": sharing.scope},
         "straggler": None if loop is None else {
             "seconds": float(straggler), "trips": loop.trips, "traced_trips": loop.traced_trips,
-            "offsets": _argument(kernel, loop.buffer), "stride": loop.stride},
+            "offsets": _argument(launch, loop.buffer), "stride": loop.stride},
         "dram_bytes_per_round": full.dram_bytes, "l2_bytes_per_round": full.l2_bytes,
         "caches_per_round": full.caches, "busy_per_round": full.busy,
         "seconds_to_predict": time.perf_counter() - started,
@@ -464,12 +481,12 @@ def _straggler_seconds(loop: LoopBound | None, rnd, full: RoundResult,
     return loop.trips * per_iteration * full.pace[w] / machine.clock_hz
 
 
-def _argument(kernel: CorpusKernel, region: str) -> str:
+def _argument(launch: Launch, region: str) -> str:
     """The kernel argument a buffer was passed as (the emulator names buffers after the
-    PTX parameters, ``<entry>_param_<i>``, in the order of the spec's arguments)."""
+    PTX parameters, ``<entry>_param_<i>``, in the order of the launch's arguments)."""
     head, _, index = region.rpartition("_param_")
-    if head and index.isdigit() and int(index) < len(kernel.spec.args):
-        return kernel.spec.args[int(index)].name
+    if head and index.isdigit() and int(index) < len(launch.names):
+        return launch.names[int(index)]
     return region
 
 
@@ -484,12 +501,12 @@ def _common_sources(sources: list[int], rare: frozenset, wpb: int) -> list[int]:
     return [b if b not in heavy else common[i % len(common)] for i, b in enumerate(sources)]
 
 
-def _check_fits(kernel: CorpusKernel, config: LaunchConfig, dev: Device) -> None:
+def _check_fits(kernel: Kernel, launch: Launch, dev: Device) -> None:
     """Refuse a launch whose buffers would not fit in the device's memory."""
-    need = kernel.buffer_bytes(config)
+    need = launch.buffer_bytes()
     have = dev.memory.size_gib * 2**30
     if need > have:
-        raise InputError(f"{kernel.name} with {config.label()} needs {need / 2**30:.1f} GiB of "
+        raise InputError(f"{kernel.name} with {launch.label()} needs {need / 2**30:.1f} GiB of "
                          f"buffers, more than the {dev.memory.size_gib:g} GiB of {dev.key}; "
                          "choose a smaller size or params")
 

@@ -178,9 +178,9 @@ def _prepared(kernel: CorpusKernel, config: LaunchConfig, language: str) -> tupl
     from kerncast.sim._predict import _compiled, _program  # noqa: PLC0415
 
     try:
-        tu, module = _compiled(str(kernel.source_path(language)), language, DEFAULT_ARCH,
-                               tuple(sorted(config.defines.items())))
-        entry = tu.kernel(kernel.entry).entry
+        source, launch = kernel.instance(config, language)
+        tu, module = _compiled(source, DEFAULT_ARCH)
+        entry = tu.kernel(source.name).entry
     except (ToolchainError, InputError) as exc:
         raise WorkUnavailable(f"the emulator cannot run {kernel.name}: its {language} source "
                               f"does not compile here ({exc}); {_INSTEAD}") from None
@@ -192,8 +192,7 @@ def _prepared(kernel: CorpusKernel, config: LaunchConfig, language: str) -> tupl
             f"generated inputs, and at size {config.size!r} they take "
             f"{kernel.buffer_bytes(config) / 2**20:,.0f} MiB, more than the emulator's "
             f"limit of {INPUT_BYTES / 2**20:,.0f} MiB; choose a smaller size or {_INSTEAD}")
-    args, inputs = emulation_args(kernel, config, program)
-    values = [args[arg.name] for arg in kernel.spec.args]
+    values, inputs = emulation_args(launch, program)
     return module, entry, values, {"inplace": True, "exact": inputs != "zeros"}
 
 

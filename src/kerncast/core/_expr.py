@@ -1,4 +1,4 @@
-"""Safe evaluation of the small arithmetic expressions used in corpus specs.
+"""Safe evaluation of the small arithmetic expressions of specs, launch files and restrictions.
 
 Spec files describe shapes, grids and restrictions as expressions over problem-size
 parameters and tunables (``"ceil(n / bx)"``, ``"bx * by <= 1024"``). They are parsed

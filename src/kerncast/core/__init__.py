@@ -1,0 +1,27 @@
+"""kerncast.core: the domain model every layer shares.
+
+:class:`Kernel` (a source and how to compile it), :class:`Launch` (geometry and
+arguments) and the arguments (:class:`Array`, :class:`Scalar`, :class:`Struct`,
+:class:`View`, with named :class:`Generator` s for arrays described without data). It
+imports nothing of kerncast but its errors: the frontend compiles a ``Kernel``, the
+emulator runs a ``Launch``, the models predict one, the corpus produces them.
+"""
+
+from kerncast.core._args import (ARG_DTYPES, Argument, Array, BufferOffset, Scalar, Struct, View,
+                                 as_argument, as_dtype)
+from kerncast.core._generators import (GENERATORS, Generator, npy_header, parse_generator,
+                                       register_generator)
+from kerncast.core._expr import evaluate
+from kerncast.core._kernel import COMPILERS, LANGUAGES, Kernel
+from kerncast.core._launch import MAX_GRID, MAX_THREADS, Launch, dims, launch_of
+from kerncast.core._launchfile import (LaunchFile, build_launch, load_launch_file, parse_arg,
+                                       parse_args, user_launch)
+from kerncast.core._tuning import DEFAULT_BLOCK_NAMES, Tuning
+
+__all__ = [
+    "ARG_DTYPES", "COMPILERS", "DEFAULT_BLOCK_NAMES", "GENERATORS", "LANGUAGES", "MAX_GRID", "MAX_THREADS",
+    "Argument", "Array", "BufferOffset", "Generator", "Kernel", "Launch", "LaunchFile", "Scalar",
+    "Struct", "Tuning", "View", "as_argument", "as_dtype", "build_launch", "dims", "evaluate",
+    "launch_of", "load_launch_file", "npy_header", "parse_arg", "parse_args",
+    "parse_generator", "register_generator", "user_launch",
+]
