@@ -19,6 +19,14 @@ __version__ = "0.1.0"
 # Public functions that live in subpackages, loaded on first use so that
 # ``import kerncast`` stays fast and free of optional dependencies.
 _LAZY = {
+    "Array": "kerncast.core",
+    "Generator": "kerncast.core",
+    "Kernel": "kerncast.core",
+    "Launch": "kerncast.core",
+    "Scalar": "kerncast.core",
+    "Struct": "kerncast.core",
+    "View": "kerncast.core",
+    "load_launch_file": "kerncast.core",
     "compile": "kerncast.frontend",
     "emulate": "kerncast.emu",
     "predict": "kerncast.models",

@@ -13,23 +13,25 @@ from rich.table import Table
 from kerncast._errors import InputError
 from kerncast.cli._app import app
 from kerncast.cli._output import console, err_console, print_json
+from kerncast.cli._target import (ArgOpt, BlockOpt, CompilerOpt, DefineOpt, GridOpt, KernelOpt,
+                                  OptionOpt, SmemOpt, parse_config, target_of)
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Write JSON for scripts.")]
 DeviceOpt = Annotated[str, typer.Option("--device", "-d", help="Device name or alias.")]
 SizeOpt = Annotated[str, typer.Option("--size", "-s", help="Problem size: small, medium, large.")]
-LangOpt = Annotated[str, typer.Option("--lang", help="cuda or opencl.")]
+LangOpt = Annotated[str | None, typer.Option(
+    "--lang", help="cuda or opencl (corpus kernels: default cuda; files: from the suffix).")]
+KernelArg = Annotated[str, typer.Argument(
+    help="A source file (.cu, .cl, .ptx) with --kernel, --grid, --block and --arg; a launch "
+         "file (.toml); corpus:NAME; or DIR:NAME (a directory with a corpus spec).")]
 
 
 def _tunables(config: list[str] | None) -> dict[str, int]:
     out = {}
-    for item in config or []:
-        name, sep, value = item.partition("=")
-        if not sep:
-            raise InputError(f"--config {item!r} is not NAME=VALUE; e.g. --config tile=32")
-        try:
-            out[name.strip()] = int(value)
-        except ValueError:
-            raise InputError(f"--config {item!r}: {value!r} is not an integer") from None
+    for name, value in parse_config(config).items():
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise InputError(f"--config {name}={value}: a corpus tunable takes an integer")
+        out[name] = value
     return out
 
 
@@ -41,33 +43,52 @@ def _fmt(seconds: float) -> str:
 
 @app.command("predict")
 def predict_cmd(
-    kernel: Annotated[str, typer.Argument(help="corpus:NAME, NAME, or DIR:NAME (own spec).")],
+    kernel: KernelArg,
     device: DeviceOpt = "h100",
     size: SizeOpt = "large",
     config: Annotated[list[str] | None, typer.Option(
-        "--config", "-c", help="Tunable NAME=VALUE (repeatable), e.g. --config tile=32.")] = None,
+        "--config", "-c", help="A tunable parameter NAME=VALUE (repeatable), e.g. --config "
+        "tile=32; for a launch file it overrides \\[params].")] = None,
     model: Annotated[str, typer.Option(
         help="static (no GPU), or sampling / seed-linear / sampling-svr (runs sampled "
              "launches; sampling-svr also profiles one with Nsight Compute).")] = "static",
     backend: Annotated[str, typer.Option(
         help="For live sampling: cupy (NVIDIA GPU) or pocl (this CPU).")] = "cupy",
-    lang: LangOpt = "cuda",
+    lang: LangOpt = None,
     sm_count: Annotated[int | None, typer.Option(help="Predict for this many SMs.")] = None,
     budget: Annotated[float | None, typer.Option(
         help="For --model sampling: the share of the predicted launch the samples may take "
              "(default 0.1; larger is more accurate, smaller cheaper).")] = None,
+    entry: KernelOpt = None, grid: GridOpt = None, block: BlockOpt = None, smem: SmemOpt = 0,
+    arg: ArgOpt = None, compiler: CompilerOpt = "auto", option: OptionOpt = None,
+    define: DefineOpt = None,
+    registers: Annotated[int | None, typer.Option(
+        help="The registers per thread of the binary you run; warns where kerncast's build "
+             "differs.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Predict how long one kernel launch takes, with a breakdown and its bottleneck.
 
-    Example: kerncast predict corpus:matmul_tiled --device h100 --size large --config tile=32
+    Examples:
+      kerncast predict saxpy.cu --kernel saxpy --grid 4096 --block 256 --arg n=int32:1048576
+        --arg a=float32:2 --arg x=float32[1048576]:uniform(0,1) --arg y=float32[1048576]
+      kerncast predict saxpy.toml --device h200
+      kerncast predict corpus:matmul_tiled --device h100 --size large --config tile=32
     """
     from kerncast.models import predict  # noqa: PLC0415
 
+    target = target_of(kernel, entry=entry, grid=grid, block=block, smem=smem, args=arg,
+                       compiler=compiler, options=option, defines=define, lang=lang)
     with console.status("predicting", spinner="dots") if not as_json else _null() as status:
-        p = predict(kernel, device=device, size=size, tunables=_tunables(config), model=model,
-                    language=lang, sm_count=sm_count, backend=backend, budget=budget,
-                    progress=getattr(status, "update", None))
+        report = getattr(status, "update", None)
+        if target.own:
+            source, launch = target.instance(parse_config(config))
+            p = predict(source, launch, device=device, model=model, sm_count=sm_count,
+                        backend=backend, budget=budget, registers=registers, progress=report)
+        else:
+            p = predict(kernel, device=device, size=size, tunables=_tunables(config),
+                        model=model, language=lang or "cuda", sm_count=sm_count,
+                        backend=backend, budget=budget, registers=registers, progress=report)
     if as_json:
         print_json(p.to_dict())
         return
@@ -80,7 +101,7 @@ def predict_cmd(
         for part, value in p.breakdown.items():
             table.add_row(part, _fmt(value))
         console.print(table)
-    basis = {k: v for k, v in p.based_on.items() if not isinstance(v, dict)}
+    basis = {k: v for k, v in p.based_on.items() if not isinstance(v, dict) and k != "warning"}
     console.print("based on: " + ", ".join(f"{k}={v}" for k, v in basis.items()))
     if p.based_on.get("adapted_from"):
         console.print(f"note: {p.based_on['device']} has no calibration of its own; the "
@@ -110,37 +131,54 @@ class _null:
 
 @app.command("sweep")
 def sweep_cmd(
-    kernel: Annotated[str, typer.Argument(help="corpus:NAME, NAME, or DIR:NAME (own spec).")],
+    kernel: KernelArg,
     device: DeviceOpt = "h100",
     size: SizeOpt = "large",
-    lang: LangOpt = "cuda",
+    lang: LangOpt = None,
     csv_out: Annotated[Path | None, typer.Option("--csv", help="Also write the ranking as CSV.")] = None,
+    cache: Annotated[Path | None, typer.Option(
+        help="For a launch file: also write Kernel Tuner's cache file of the predicted times "
+             "(for its simulation mode).")] = None,
     top: Annotated[int, typer.Option(help="Rows to show (all go to --csv/--json).")] = 20,
     as_json: JsonOpt = False,
 ) -> None:
     """Predict every launch configuration of a kernel statically and rank them.
 
-    Example: kerncast sweep corpus:matmul_regblock --device h100 --csv ranking.csv
+    A launch file's configurations are its [tune_params] (with its restrictions).
+
+    Examples:
+      kerncast sweep corpus:matmul_regblock --device h100 --csv ranking.csv
+      kerncast sweep vector_add.toml --cache vector_add_predicted.json
     """
     from kerncast.models import sweep  # noqa: PLC0415
+    from kerncast.models._predict import sweep_space  # noqa: PLC0415
 
+    target = target_of(kernel, lang=lang)
+    if cache is not None and not target.own:
+        raise InputError("--cache writes Kernel Tuner's cache file of a launch file's "
+                         "[tune_params]; corpus kernels have no such file (use --csv)")
+    for out in (csv_out, cache):
+        if out is not None and not out.parent.is_dir():
+            raise InputError(f"cannot write {out}: no directory {out.parent}")
     columns = [BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()]
     with Progress(*columns, console=err_console, disable=as_json) as bar:
         task = bar.add_task("sweep", total=None)
-        rows = sweep(kernel, device=device, size=size, language=lang,
-                     progress=lambda done, total: bar.update(task, completed=done, total=total))
+        tick = lambda done, total: bar.update(task, completed=done, total=total)  # noqa: E731
+        if target.own:
+            results, _ = sweep_space(target.space, device=device,
+                                     cache=None if cache is None else str(cache),
+                                     progress=tick)
+            rows = _ranked(results, list(target.space.tuning.tune_params))
+        else:
+            rows = sweep(kernel, device=device, size=size, language=lang or "cuda",
+                         progress=tick)
     if csv_out is not None:
-        with open(csv_out, "w", newline="") as fh:
-            writer = csv.DictWriter(fh, fieldnames=["rank", "config", "seconds", "bottleneck",
-                                                   "grid", "block", "error"])
-            writer.writeheader()
-            for i, r in enumerate(rows, 1):
-                writer.writerow({"rank": i, **{k: r[k] for k in writer.fieldnames if k != "rank"}})
+        _write_csv(csv_out, rows)
     if as_json:
         print_json(rows)
         return
-    table = Table(title=f"{kernel} on {device}, size {size}: {len(rows)} configurations",
-                  title_justify="left")
+    title = f"{kernel} on {device}" + ("" if target.own else f", size {size}")
+    table = Table(title=f"{title}: {len(rows)} configurations", title_justify="left")
     for col in ("rank", "configuration", "predicted", "vs best", "bottleneck"):
         table.add_column(col, justify="right" if col in ("rank", "predicted", "vs best") else "left")
     best = rows[0]["seconds"] if rows else 0
@@ -148,3 +186,28 @@ def sweep_cmd(
         ratio = f"{r['seconds'] / best:.2f}x" if best and r["seconds"] != float("inf") else "-"
         table.add_row(str(i), r["config"], _fmt(r["seconds"]), ratio, r["bottleneck"] or r["error"][:40])
     console.print(table)
+
+
+def _ranked(results: list[dict], names: list[str]) -> list[dict]:
+    """Kernel Tuner style results as ranking rows, fastest first."""
+    rows = [{"config": ",".join(f"{n}={r[n]}" for n in names) or "default",
+             "seconds": r["time"] / 1e3, "bottleneck": r["bottleneck"], "grid": r["grid"],
+             "block": r["block"], "error": r["error"], **{n: r[n] for n in names}}
+            for r in results]
+    return sorted(rows, key=lambda r: r["seconds"])
+
+
+def _write_csv(path: Path, rows: list[dict]) -> None:
+    """The ranking as CSV, written whole or not at all."""
+    fields = ["rank", "config", "seconds", "bottleneck", "grid", "block", "error"]
+    tmp = path.with_name(f".{path.name}.part")
+    try:
+        with open(tmp, "w", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=fields)
+            writer.writeheader()
+            for i, r in enumerate(rows, 1):
+                writer.writerow({"rank": i, **{k: r[k] for k in fields if k != "rank"}})
+        tmp.replace(path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise InputError(f"cannot write {path} ({exc.strerror})") from None

@@ -122,12 +122,19 @@ class Scalar:
         if self.dtype is not None:
             dtype = as_dtype(self.dtype, "scalar dtype")
             object.__setattr__(self, "dtype", dtype)
+            if dtype.kind in "iu":
+                info = np.iinfo(dtype)
+                if not isinstance(self.value, (int, np.integer, float)) or \
+                        float(self.value) != int(self.value):
+                    raise InputError(f"scalar {self.value!r} is not a whole number for "
+                                     f"{dtype.name}")
+                if not info.min <= int(self.value) <= info.max:
+                    raise InputError(f"scalar {self.value!r} does not fit {dtype.name} "
+                                     f"({info.min} to {info.max})")
             try:
-                typed = dtype.type(self.value)
+                dtype.type(self.value)
             except (TypeError, ValueError, OverflowError):
                 raise InputError(f"scalar {self.value!r} is not a {dtype.name}") from None
-            if dtype.kind in "iu" and int(typed) != self.value:
-                raise InputError(f"scalar {self.value!r} does not fit {dtype.name}")
 
     def values(self) -> Any:
         return self.value if self.dtype is None else self.dtype.type(self.value)

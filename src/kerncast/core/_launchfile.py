@@ -1,7 +1,7 @@
 """A launch described in text: ``--arg`` values on the command line, and launch files (TOML).
 
-One argument, on the command line (``--arg NAME=SPEC``) or as the ``arg`` string of a
-launch file's ``[[args]]`` entry:
+One argument, on the command line (``--arg NAME=SPEC``) or as one string of a launch
+file's ``args`` list:
 
 ==============================  ==============================================
 ``int32:1048576``               a scalar of a type (``bool:true`` too)
@@ -176,6 +176,19 @@ class LaunchFile:
     kernel: Kernel
     tuning: Tuning
     raw: Mapping[str, Any] = field(default_factory=dict)
+
+    def configs(self) -> list[dict[str, Any]]:
+        """The configurations a sweep predicts: every combination of ``[tune_params]`` the
+        restrictions allow (with ``[params]`` for the parameters not tuned), or the file's
+        one configuration."""
+        fixed = dict(self.raw.get("params", {}))
+        if not self.tuning.tune_params:
+            return [fixed]
+        return [{**fixed, **c} for c in self.tuning.configs()]
+
+    def instance(self, params: Mapping[str, Any] | None = None) -> tuple[Kernel, Launch]:
+        """The same as :meth:`launch`."""
+        return self.launch(params)
 
     def launch(self, params: Mapping[str, Any] | None = None) -> tuple[Kernel, Launch]:
         """The kernel as compiled for ``params`` (the file's ``[params]`` where omitted) and

@@ -24,6 +24,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
+
 from kerncast._errors import InputError
 from kerncast.core._expr import evaluate
 from kerncast.core._kernel import Kernel
@@ -39,9 +41,12 @@ Restriction = str | Callable[[dict[str, Any]], bool]
 def _listed(value: Any) -> list:
     if value is None:
         return []
-    if isinstance(value, (str, int, float)) or callable(value):
-        return [value]
-    return list(value)
+    if isinstance(value, (str, int, float, np.generic)) or callable(value):
+        return [value.item() if isinstance(value, np.generic) else value]
+    try:
+        return [v.item() if isinstance(v, np.generic) else v for v in value]
+    except TypeError:
+        raise InputError(f"{value!r} is neither a value nor a list of values") from None
 
 
 def _value(expr: Any, params: Mapping[str, Any], what: str) -> Any:
@@ -78,7 +83,7 @@ class Tuning:
             if not listed:
                 raise InputError(f"tunable parameter {name!r} has no values; give a list")
             params[str(name)] = listed
-        names = tuple(block_size_names or DEFAULT_BLOCK_NAMES)
+        names = DEFAULT_BLOCK_NAMES if block_size_names is None else tuple(block_size_names)
         if not 1 <= len(names) <= 3:
             raise InputError("block_size_names names one to three parameters")
         divs = tuple(None if d is None else tuple(_listed(d))

@@ -100,6 +100,24 @@ def _ordered(kernel: Function, args) -> list[tuple[Param, str, object]]:
     return [(p, p.name, v) for p, v in zip(params, args)]
 
 
+def pointer_params(kernel: Function) -> set[str]:
+    """The parameters the kernel uses as global pointers: loaded from param space and
+    converted with ``cvta.to.global`` (as NVRTC, nvcc and clang emit every pointer
+    parameter of a kernel), or loaded and used as an address directly."""
+    loaded: dict[str, str] = {}
+    found: set[str] = set()
+    for ins in getattr(kernel, "body", ()):
+        ops = getattr(ins, "operands", ())
+        op = getattr(ins, "opcode", None)
+        if op == "ld" and getattr(ins, "space", None) == "param" and len(ops) == 2:
+            base = getattr(ops[1], "base", None)
+            if getattr(ops[0], "name", None) and getattr(base, "name", None):
+                loaded[ops[0].name] = base.name
+        elif op == "cvta" and len(ops) == 2 and getattr(ops[1], "name", None) in loaded:
+            found.add(loaded[ops[1].name])
+    return found
+
+
 def bind_arguments(kernel: Function, args, gmem: GlobalMemory,
                    labels: Sequence[str] | None = None) -> tuple[bytes, dict[str, Region]]:
     """Parameter bytes of the launch, with every array placed in global memory.
@@ -114,6 +132,7 @@ def bind_arguments(kernel: Function, args, gmem: GlobalMemory,
         a pointer, or a value that does not fit its parameter.
     """
     ordered = _ordered(kernel, args)
+    pointers = pointer_params(kernel)
     offsets, size = param_offsets(kernel.params)
     data = bytearray(size)
     buffers: dict[str, Region] = {}
@@ -138,6 +157,11 @@ def bind_arguments(kernel: Function, args, gmem: GlobalMemory,
             buffers.setdefault(label, region)
             raw = (region.base + offset).to_bytes(8, "little")
         else:
+            if param.name in pointers and not isinstance(value, (bytes, bytearray)):
+                number = value.item() if isinstance(value, np.generic) else value
+                raise InputError(f"argument {label} is the number {number!r} but the kernel "
+                                 f"uses parameter {k} as a pointer; pass an array (or "
+                                 "kerncast.Array / View)")
             raw = _scalar_bytes(param, value, label)
         data[offsets[param.name]:offsets[param.name] + len(raw)] = raw
     return bytes(data), buffers

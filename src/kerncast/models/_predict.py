@@ -14,17 +14,21 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from kerncast._errors import InputError
+from kerncast.core import Kernel, Launch, Tuning
 from kerncast.corpus import CorpusKernel, LaunchConfig, get_kernel
 from kerncast.data import Dataset
 from kerncast.models._base import Prediction
+from kerncast.models._user import UserKernel
 from kerncast.models.registry import get_predictor
 
-__all__ = ["LIVE_MODELS", "predict", "resolve_kernel", "sweep"]
+__all__ = ["LIVE_MODELS", "predict", "resolve_kernel", "sweep", "sweep_space"]
 
 LIVE_MODELS = ("sampling", "seed-linear", "sampling-svr")
 
@@ -59,13 +63,36 @@ def _row(kernel: CorpusKernel, config: LaunchConfig, device_key: str, language: 
             "status": "ok"}
 
 
-def _static(kernel, config, device, language, sm_count, progress=None) -> Prediction:
-    from kerncast.sim import predict_launch  # noqa: PLC0415
+def _static(kernel: Kernel, launch: Launch, device: str, sm_count: int | None,
+            progress=None, registers: int | None = None) -> Prediction:
+    from kerncast.sim import predict_launch  # noqa: PLC0415 (the simulator loads on use)
 
-    source, launch = kernel.instance(config, language)
-    res = predict_launch(source, launch, device, sm_count=sm_count, progress=progress)
+    res = predict_launch(kernel, launch, device, sm_count=sm_count, progress=progress)
+    based_on = {**res.based_on, "configuration": launch.label()}
+    warnings = _build_warnings(kernel, res.based_on, registers)
+    if warnings:
+        based_on["warning"] = "; ".join(warnings)
     return Prediction(res.seconds, "static", breakdown=res.breakdown, bottleneck=res.bottleneck,
-                      based_on=res.based_on)
+                      based_on=based_on)
+
+
+def _build_warnings(kernel: Kernel, based_on: dict, registers: int | None) -> list[str]:
+    """Where the binary predicted differs from the one the user says they run."""
+    from kerncast.devices import get_device  # noqa: PLC0415 (light, but only needed here)
+    from kerncast.frontend import user_arch  # noqa: PLC0415 (the frontend loads on use)
+
+    out = []
+    target = get_device(based_on["device"]).ptx_target
+    asked = user_arch(kernel)
+    if asked and target and asked != target:
+        out.append(f"your options compile for {asked}; the prediction is of the {target} "
+                   f"binary that {based_on['device']} runs")
+    if registers is not None and registers != based_on.get("registers"):
+        out.append(f"the predicted binary uses {based_on.get('registers')} registers per "
+                   f"thread where yours uses {registers} ({based_on.get('compiler')}); "
+                   "pass the compiler and options you build with (compiler='nvcc', "
+                   "compiler_options=[...]) so that occupancy matches")
+    return out
 
 
 def _live(model: str, kernel, config, device, language, backend: str,
@@ -156,35 +183,65 @@ def _live_svr(be, device, kernel, config, row: dict, samples: list[dict]) -> Pre
     return prediction
 
 
-def predict(kernel: str | CorpusKernel, *, device: str = "h100", size: str = "large",
-            tunables: dict[str, int] | None = None, model: str = "static",
-            language: str = "cuda", sm_count: int | None = None,
-            backend: str = "cupy", budget: float | None = None,
-            progress=None) -> Prediction:
-    """Predict the time of one launch of a corpus kernel (or a kernel with a spec).
+def predict(kernel_name: str | CorpusKernel | Kernel, kernel_source: Any = None,
+            problem_size: Any = None, arguments: Any = None, *,
+            params: Mapping[str, Any] | None = None, device: str = "h100",
+            model: str = "static", sm_count: int | None = None, backend: str = "cupy",
+            budget: float | None = None, registers: int | None = None,
+            size: str = "large", tunables: dict[str, int] | None = None,
+            language: str = "cuda", progress=None, **tuning: Any) -> Prediction:
+    """Predict the time of one launch of a kernel.
+
+    Three ways to name the launch:
+
+    - Kernel Tuner's: ``predict(kernel_name, kernel_source, problem_size, arguments,
+      params={...}, grid_div_x=..., block_size_names=..., restrictions=...,
+      compiler_options=..., defines=..., cmem_args=..., smem_args=..., lang=...)``;
+      ``kernel_source`` is a file name or the source text, ``arguments`` NumPy arrays
+      and scalars (or :class:`kerncast.Array` descriptions, :class:`kerncast.View`,
+      structs), ``params`` the configuration (a restriction that excludes it is an
+      error); ``grid=``/``block=`` give the launch directly instead;
+    - ``predict(kernel, launch)`` with a :class:`kerncast.Kernel` and :class:`kerncast.Launch`;
+    - a corpus kernel: ``predict("corpus:NAME", size=..., tunables=..., language=...)``
+      (or ``DIR:NAME`` for a directory with a ``spec.toml`` in the corpus format).
 
     Parameters
     ----------
-    kernel
-        ``corpus:NAME``, a corpus kernel's name, or ``DIR:NAME`` (own spec directory).
-    device, size, tunables, language, sm_count
-        The launch and where it runs.
+    device, sm_count
+        The GPU to predict for, and the SMs to use (default all).
     model
         ``static`` (no GPU needed), or ``sampling`` / ``seed-linear`` in live mode
         (runs sampled launches on ``backend``: ``cupy`` or ``pocl``), or
         ``sampling-svr`` (sampled launches and Nsight Compute counters; ``cupy`` only).
     budget
         For ``sampling``: the share of the predicted launch its samples may take
-        (default 0.1); a larger budget buys samples of more waves, a smaller one less
-        overhead (``benchmarks/sampling_accuracy.py`` prints the trade-off).
+        (default 0.1).
+    registers
+        The registers per thread of the binary you run (``ptxas -v``, Nsight Compute);
+        the prediction warns where its own build differs.
     progress
         Told each step of a static prediction as it starts (a line of text).
     """
-    k = resolve_kernel(kernel)
-    config = k.launch(size, tunables)
     _check_budget(model, budget)
+    if isinstance(kernel_name, Kernel):
+        if not isinstance(kernel_source, Launch):
+            raise InputError("predict(kernel, launch) takes a kerncast.Launch as its second "
+                             "argument")
+        return _predict_instance(kernel_name, kernel_source, device, model, sm_count, backend,
+                                 budget, registers, progress)
+    if kernel_source is not None:
+        user = UserKernel.of(kernel_name, kernel_source, problem_size, arguments,
+                             restrictions=tuning.pop("restrictions", None), **tuning)
+        kernel, launch = user.instance(params)
+        return _predict_instance(kernel, launch, device, model, sm_count, backend, budget,
+                                 registers, progress)
+    if tuning or arguments is not None or problem_size is not None:
+        raise InputError(f"{kernel_name!r}: problem_size, arguments and the tuning options go "
+                         "with a kernel_source; for a corpus kernel give size= and tunables=")
+    k = resolve_kernel(kernel_name)
+    config = k.launch(size, tunables)
     if model == "static":
-        return _static(k, config, device, language, sm_count, progress)
+        return _static(*k.instance(config, language), device, sm_count, progress, registers)
     if model == "sampling-svr" and backend != "cupy":
         raise InputError("sampling-svr needs Nsight Compute counters of an NVIDIA GPU "
                          "(--backend cupy); on a CPU device use --model sampling")
@@ -195,22 +252,124 @@ def predict(kernel: str | CorpusKernel, *, device: str = "h100", size: str = "la
                      f"{model!r} is scored on datasets with 'kerncast evaluate'")
 
 
-def sweep(kernel: str | CorpusKernel, *, device: str = "h100", size: str = "large",
-          language: str = "cuda", sm_count: int | None = None, progress=None) -> list[dict]:
-    """Static predictions over a kernel's whole launch space, fastest first."""
+def _predict_instance(kernel: Kernel, launch: Launch, device: str, model: str,
+                      sm_count: int | None, backend: str, budget: float | None,
+                      registers: int | None, progress) -> Prediction:
+    if model == "static":
+        return _static(kernel, launch, device, sm_count, progress, registers)
+    if model in LIVE_MODELS:
+        raise InputError(f"--model {model} runs sampled launches of corpus kernels only, for "
+                         "now; predict your own kernel with --model static, or measure it "
+                         "with 'kerncast measure'")
+    raise InputError(f"kerncast predict runs the models static, sampling, seed-linear and "
+                     f"sampling-svr; {model!r} is scored on datasets with 'kerncast evaluate'")
+
+
+def _sweep_row(kernel: Kernel, launch: Launch, device: str, sm_count: int | None) -> dict:
+    base = {"config": launch.label(), "params": dict(launch.params),
+            "grid": list(launch.grid), "block": list(launch.block)}
+    try:
+        p = _static(kernel, launch, device, sm_count)
+    except InputError as exc:
+        return {**base, "seconds": math.inf, "bottleneck": "", "registers": None,
+                "error": str(exc)}
+    return {**base, "seconds": p.seconds, "bottleneck": p.bottleneck,
+            "registers": p.based_on.get("registers"), "error": ""}
+
+
+def sweep(kernel_name: str | CorpusKernel, kernel_source: Any = None, problem_size: Any = None,
+          arguments: Any = None, tune_params: Mapping[str, Any] | None = None, *,
+          device: str = "h100", size: str = "large", language: str = "cuda",
+          sm_count: int | None = None, cache: str | None = None, progress=None,
+          **options: Any) -> Any:
+    """Static predictions over a kernel's launch space.
+
+    With Kernel Tuner's arguments (``kernel_source`` given) it is a drop-in for
+    ``tune_kernel``: it returns ``(results, env)``, ``results`` a list with a dict per
+    configuration (its parameters, ``time`` in ms as predicted, ``bottleneck``,
+    ``registers``, ``error`` where it cannot run) and ``env`` what the predictions rest
+    on; ``cache=FILE`` writes Kernel Tuner's cache file of the predicted times, for its
+    simulation mode and search strategies. Options of ``tune_kernel`` that only matter on
+    a GPU (``iterations``, ``answer``, ``verify``, ``strategy``, ``observers``, ...) are
+    accepted and have no effect: every configuration is predicted.
+
+    For a corpus kernel (no ``kernel_source``) it returns the rows over the kernel's
+    whole launch space at ``size``, fastest first.
+    """
+    if kernel_source is None:
+        return _corpus_sweep(kernel_name, device, size, language, sm_count, progress)
+    user = _sweep_user(kernel_name, kernel_source, problem_size, arguments, tune_params,
+                       options)
+    return sweep_space(user, device=device, sm_count=sm_count, cache=cache, progress=progress)
+
+
+def sweep_space(space: Any, *, device: str = "h100", sm_count: int | None = None,
+                cache: str | None = None, progress=None) -> tuple[list[dict], dict]:
+    """Static predictions of every configuration of ``space`` (a :class:`UserKernel` or a
+    :class:`kerncast.core.LaunchFile`: anything with ``configs()``, ``instance(params)``,
+    ``kernel`` and ``tuning``), as :func:`sweep` returns them."""
+    configs = space.configs()
+    results = []
+    for i, params in enumerate(configs):
+        try:
+            kernel, launch = space.instance(params)
+            row = _sweep_row(kernel, launch, device, sm_count)
+        except InputError as exc:
+            row = {"seconds": math.inf, "bottleneck": "", "registers": None, "grid": [],
+                   "block": [], "error": str(exc)}
+        results.append({**params, "time": row["seconds"] * 1e3, "bottleneck": row["bottleneck"],
+                        "registers": row["registers"], "grid": row["grid"],
+                        "block": row["block"], "error": row["error"]})
+        if progress:
+            progress(i + 1, len(configs))
+    env = {"kernel_name": space.kernel.name, "device_name": device, "model": "static",
+           "problem_size": list(space.tuning.problem_size), "configurations": len(configs),
+           "predicted": True}
+    if cache is not None:
+        _write_cache(cache, space.kernel.name, device, space.tuning, results)
+    return results, env
+
+
+_IGNORED = ("answer", "atol", "verify", "verbose", "quiet", "iterations", "strategy",
+            "strategy_options", "metrics", "observers", "simulation_mode", "log", "platform",
+            "objective", "objective_higher_is_better")
+
+
+def _sweep_user(kernel_name, kernel_source, problem_size, arguments, tune_params,
+                options: dict) -> UserKernel:
+    objective = options.get("objective")
+    if objective not in (None, "time"):
+        raise InputError(f"objective={objective!r}: kerncast predicts time only")
+    known = {k: v for k, v in options.items() if k not in _IGNORED}
+    return UserKernel.of(kernel_name, kernel_source, problem_size, arguments, tune_params,
+                         **known)
+
+
+def _write_cache(path: str, kernel_name: str, device: str, tuning: Tuning,
+                 results: list[dict]) -> None:
+    from kerncast.tuner import write_cache  # noqa: PLC0415 (only where a cache is asked for)
+
+    rows = []
+    for r in results:
+        row = {k: r[k] for k in tuning.tune_params}
+        if r["error"]:
+            row["status"] = "InvalidConfig"
+        else:
+            row["time_ms"] = r["time"]
+        rows.append(row)
+    write_cache(path, kernel_name=kernel_name, device_name=f"{device} (kerncast static)",
+                problem_size=list(tuning.problem_size),
+                tune_params={k: list(v) for k, v in tuning.tune_params.items()}, rows=rows)
+
+
+def _corpus_sweep(kernel: str | CorpusKernel, device: str, size: str, language: str,
+                  sm_count: int | None, progress) -> list[dict]:
     k = resolve_kernel(kernel)
     configs = k.launches(size)
     out = []
     for i, config in enumerate(configs):
-        try:
-            p = _static(k, config, device, language, sm_count)
-            out.append({"config": config.label(), "tunables": config.tunables,
-                        "grid": list(config.grid), "block": list(config.block),
-                        "seconds": p.seconds, "bottleneck": p.bottleneck, "error": ""})
-        except InputError as exc:
-            out.append({"config": config.label(), "tunables": config.tunables,
-                        "grid": list(config.grid), "block": list(config.block),
-                        "seconds": math.inf, "bottleneck": "", "error": str(exc)})
+        row = _sweep_row(*k.instance(config, language), device, sm_count)
+        out.append({**row, "config": config.label(), "tunables": config.tunables})
         if progress:
             progress(i + 1, len(configs))
     return sorted(out, key=lambda r: r["seconds"])

@@ -390,7 +390,8 @@ def predict_launch(kernel: Kernel, launch: Launch, device: str | Device, *,
     progress(f"emulating {len(emulated)} of {blocks:,} blocks")
     result = emulate(module, launch, values, emulated, entry=compiled.entry,
                      registers=res.registers, memory_budget=MEMORY_BUDGET,
-                     inplace=True, exact=False, values="needed", constants=launch.constants)
+                     inplace=True, exact=False, values="needed", constants=launch.constants,
+                     labels=list(launch.names))
     trace = result.trace
     # the probes only show how addresses move from block to block: their first accesses
     traces = [trace]
@@ -398,6 +399,7 @@ def predict_launch(kernel: Kernel, launch: Launch, device: str | Device, *,
         traces.append(emulate(module, launch, values, probes, entry=compiled.entry,
                               registers=res.registers, inplace=True,
                               exact=False, values="needed", constants=launch.constants,
+                              labels=list(launch.names),
                               memory_budget=MEMORY_BUDGET // 2 * len(probes),
                               step_budget=_peek_steps(result, len(emulated), len(probes)),
                               stop_when_traced=True).trace)
