@@ -39,12 +39,13 @@ def _pocl_backend():
         return None, "needs pyopencl"
     from kerncast.corpus import get_kernel, make_args
     from kerncast.measure import OpenCLBackend
+    from kerncast.measure._job import corpus_job
 
     kernel = get_kernel("copy_vector")
     config = kernel.launch("small")
     backend = OpenCLBackend("portable")
     try:
-        backend.run_once(kernel, config, make_args(kernel, config))
+        backend.run_once(corpus_job(kernel, config, "opencl"), make_args(kernel, config))
     except Exception as exc:  # noqa: BLE001 (any failure means PoCL does not work here)
         text = str(exc)
         said = [line.strip() for line in text.splitlines() if "error:" in line]

@@ -85,7 +85,7 @@ def _probe(backend, name: str, rows: list[dict]) -> None:
         for rung in chosen + [full]:
             if rung["k"] and stop:
                 continue  # longer rungs would only cost time; the full grid still runs
-            sample = dataclasses.replace(config, grid=tuple(rung["grid"]))
+            sample = dataclasses.replace(session.launch, grid=tuple(rung["grid"]))
             dirty = _times(backend, session, sample, mid, True)[:, 0]
             both = _times(backend, session, sample, mid, False)
             meds = {"dirty": float(np.median(dirty)), "clean": float(np.median(both[:, 0])),

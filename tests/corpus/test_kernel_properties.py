@@ -9,6 +9,7 @@ from collections import deque
 import numpy as np
 import pytest
 
+from kerncast.measure._job import corpus_job
 from kerncast.corpus import get_kernel, make_args, module_of
 
 
@@ -43,7 +44,7 @@ def test_bfs_state_is_a_true_bfs_prefix_and_reference_the_next_level():
 
 def test_bfs_queue_output_is_the_set_of_newly_discovered_vertices_on_pocl(pocl):
     kernel, config, args = _small("bfs_queue_expand", seed=4)
-    got = pocl.run_once(kernel, config, args)
+    got = pocl.run_once(corpus_job(kernel, config, "opencl"), args)
     count = int(got["queue_count"][0])
     queue = got["queue_out"][:count]
     discovered = np.flatnonzero((args["level"] < 0) & (got["level"] >= 0))
@@ -189,6 +190,6 @@ def test_nbody_handles_a_count_that_fills_no_tile_on_pocl(pocl):
     params = kernel.arg_env(config)
     args = module.inputs(kernel.name, params, np.random.default_rng(1))
     args.update(acc=np.zeros(4 * 250, np.float32), n=np.int32(250), eps2=np.float32(1e-4))
-    got = pocl.run_once(kernel, config, args)["acc"]
+    got = pocl.run_once(corpus_job(kernel, config, "opencl"), args)["acc"]
     want = module.reference(kernel.name, args, params)["acc"]
     assert np.allclose(got, want, rtol=2e-4, atol=5e-5)

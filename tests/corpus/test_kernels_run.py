@@ -2,6 +2,7 @@
 
 import pytest
 
+from kerncast.measure._job import corpus_job
 from kerncast.corpus import compare_outputs, expected_outputs, list_kernels, make_args
 from kerncast.corpus._cversion import run_c
 
@@ -21,7 +22,7 @@ def test_opencl_kernel_matches_reference_on_pocl(pocl, kernel):
     for config in _configs(kernel):
         args = make_args(kernel, config, seed=3)
         want = expected_outputs(kernel, args, config)
-        got = pocl.run_once(kernel, config, args)
+        got = pocl.run_once(corpus_job(kernel, config, "opencl"), args)
         assert compare_outputs(kernel, got, want) == [], config.label()
 
 

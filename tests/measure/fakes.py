@@ -17,11 +17,38 @@ import time
 
 import numpy as np
 
+import dataclasses
+from functools import cache
+
+from pathlib import Path
+
+from kerncast.corpus._spec import load_application
 from kerncast.corpus._data import module_of, params_of
 from kerncast.devices import get_device
 from kerncast.measure._backend import Backend, CompileError, Compiled, LaunchError, Resources
 
 CORPUS = os.path.join(os.path.dirname(__file__), "corpus")
+
+
+@cache
+def _application(directory: str) -> dict:
+    app = load_application(Path(directory))
+    return {(str(k.source_path(lang)), k.entry): k for k in app.kernels for lang in k.languages}
+
+
+def _corpus_kernel(kernel):
+    """The corpus kernel (shipped, or of a test corpus) whose source and entry ``kernel`` is."""
+    if kernel.path is None:
+        return None
+    return _application(str(kernel.path.parent)).get((str(kernel.path), kernel.name))
+
+
+def corpus_of(kernel, launch):
+    """The corpus kernel and launch configuration a compiled kernel and launch came from
+    (the configuration's grid is the launch's: a sample runs fewer blocks)."""
+    corpus = _corpus_kernel(kernel)
+    config = corpus.launch(launch.size, dict(launch.params))
+    return corpus, dataclasses.replace(config, grid=tuple(launch.grid[:len(config.grid)]))
 
 
 class FakeBackend(Backend):
@@ -44,25 +71,38 @@ class FakeBackend(Backend):
         self.events: list[str] = []
         self.launches = 0
 
-    def _behaviour(self, kernel, config) -> str:
-        return self.behaviours.get(f"{kernel.name}:{config.label()}",
+    def _behaviour(self, kernel, label: str | None = None) -> str:
+        return self.behaviours.get(f"{kernel.name}:{label}",
                                    self.behaviours.get(kernel.name, "ok"))
 
-    def compile(self, kernel, config):
-        if self._behaviour(kernel, config) == "compile_error":
+    def compile(self, kernel):
+        if self._behaviour(kernel) == "compile_error" or any(
+                value == "compile_error" and self._built_for(kernel, key)
+                for key, value in self.behaviours.items()):
             raise CompileError(f"fake compiler: {kernel.name} does not compile")
         self.events.append("compile")
-        return Compiled(kernel, dict(config.defines), (kernel, config),
+        return Compiled(kernel, dict(kernel.defines), kernel,
                         Resources(registers=32, static_shared=0, local_bytes=0,
                                   max_threads_per_block=1024))
+
+    @staticmethod
+    def _built_for(kernel, key: str) -> bool:
+        """Whether ``kernel`` is the build of the corpus configuration ``name:label``."""
+        name, _, label = key.partition(":")
+        corpus = _corpus_kernel(kernel)
+        if corpus is None or corpus.name != name or not label:
+            return False
+        tunables = {k: int(v) for k, v in (p.split("=") for p in label.split(","))}
+        return any(corpus.launch(size, tunables).defines == kernel.defines
+                   for size in corpus.spec.sizes)
 
     def upload(self, args):
         self.events.append("upload")
         return {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in args.items()}
 
-    def launch(self, compiled, config, dev_args):
-        kernel = compiled.kernel
-        behaviour = self._behaviour(kernel, config)
+    def launch(self, compiled, launch, dev_args):
+        kernel, config = corpus_of(compiled.kernel, launch)
+        behaviour = self._behaviour(kernel, launch.label())
         self.events.append("launch")
         self.launches += 1
         if behaviour == "hang":

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from kerncast.measure._job import corpus_job
 from kerncast.corpus import expected_outputs, get_kernel, make_args
 from kerncast.measure import _compare
 from kerncast.measure._compare import device_output_problems
@@ -79,7 +80,8 @@ def test_shared_inputs_are_uploaded_once(case):
     prepared = Prepared(args, want, key=("matmul_naive", "small", 2, "/u", "inputs", "expected"))
     backend = _CachingBackend()
     for _ in range(3):
-        (dev,), pristine = _upload_sets(backend, kernel, prepared, 1)
+        (dev,), pristine = _upload_sets(backend, corpus_job(kernel, kernel.launch("small")),
+                                        prepared, 1)
         assert set(dev) == set(args) and pristine == {}
     assert backend.uploaded.count("a") == 1 and backend.uploaded.count("c") == 3
 
@@ -95,7 +97,7 @@ def test_poisoned_outputs_follow_each_configuration_s_size():
     for config in kernel.launches("small")[:6]:
         args = make_args(kernel, config)
         prepared = Prepared(args, {}, key=("reduce_tree", "small", 0, "/u", "inputs-c0", None))
-        (dev,), _ = _upload_sets(backend, kernel, prepared, 1)
+        (dev,), _ = _upload_sets(backend, corpus_job(kernel, config), prepared, 1)
         assert dev["partial"].size == args["partial"].size
         sizes.add(args["partial"].size)
     assert len(sizes) > 1

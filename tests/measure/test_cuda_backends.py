@@ -62,9 +62,9 @@ def test_the_gpu_must_be_the_device_asked_for(monkeypatch, log):
 def test_modules_are_compiled_once_per_define_set(monkeypatch, log):
     backend = _cupy(monkeypatch, log)(device="h100")
     kernel = get_kernel("matmul_tiled")
-    first = backend.compile(kernel, kernel.launch("small", {"tile": 16}))
-    backend.compile(kernel, kernel.launch("small", {"tile": 16}))
-    backend.compile(kernel, kernel.launch("small", {"tile": 32}))
+    first = backend.compile(kernel.instance(kernel.launch("small", {"tile": 16}))[0])
+    backend.compile(kernel.instance(kernel.launch("small", {"tile": 16}))[0])
+    backend.compile(kernel.instance(kernel.launch("small", {"tile": 32}))[0])
     modules = [e for e in log if e.startswith("module")]
     assert modules == ["module -std=c++17 -DPAD=0 -DTILE=16", "module -std=c++17 -DPAD=0 -DTILE=32"]
     assert first.resources.registers == 40 and first.resources.static_shared == 2048
@@ -79,7 +79,7 @@ def test_cupy_loads_the_shared_nvrtc_cubin(monkeypatch, log, tmp_path):
 
     backend = _cupy(monkeypatch, log, cubin=cubin)(device="h100")
     kernel = get_kernel("matmul_tiled")
-    backend.compile(kernel, kernel.launch("small", {"tile": 32}))
+    backend.compile(kernel.instance(kernel.launch("small", {"tile": 32}))[0])
     assert calls == [(("-std=c++17", "-DPAD=0", "-DTILE=32"), "sm_90", "matmul.cu")]
     assert log[-1] == f"module {tmp_path / 'k.cubin'}"
 
@@ -88,7 +88,7 @@ def test_compile_errors_become_compile_error(monkeypatch, log):
     backend = _cupy(monkeypatch, log, compile_error="-DTILE=8")(device="h100")
     kernel = get_kernel("matmul_tiled")
     with pytest.raises(CompileError, match="identifier 'oops'"):
-        backend.compile(kernel, kernel.launch("small", {"tile": 8}))
+        backend.compile(kernel.instance(kernel.launch("small", {"tile": 8}))[0])
     row = measure_config(backend, kernel, kernel.launch("small", {"tile": 8}), policy=QUICK)
     assert row["status"] == "compile_failed"
 
@@ -97,10 +97,11 @@ def test_busy_wait_is_queued_before_the_start_event(monkeypatch, log):
     backend = _cupy(monkeypatch, log, elapsed_ms=0.0042)(device="h100")
     kernel = get_kernel("matmul_naive")
     config = kernel.launch("small")
-    compiled = backend.compile(kernel, config)
+    source, launch = kernel.instance(config)
+    compiled = backend.compile(source)
     dev = backend.upload({"a": np.zeros(4, np.float32), "n": np.int32(2)})
     log.clear()
-    seconds = backend.time_launch(compiled, config, {**dev, "b": dev["a"], "c": dev["a"]},
+    seconds = backend.time_launch(compiled, launch, {**dev, "b": dev["a"], "c": dev["a"]},
                                   before=lambda: log.append("before"))
     assert seconds == pytest.approx(4.2e-6)
     steps = [e.split()[0] + (" " + e.split()[1] if e.startswith("launch") else "") for e in log
@@ -221,16 +222,17 @@ def test_a_paid_sample_times_the_launch_and_a_reading_flush_less_that_flush_alon
     backend = _cupy(monkeypatch, log)(device="h100")
     kernel = get_kernel("matmul_naive")
     config = kernel.launch("small")
-    compiled = backend.compile(kernel, config)
+    source, launch = kernel.instance(config)
+    compiled = backend.compile(source)
     dev = backend.upload({"a": np.zeros(4, np.float32), "n": np.int32(2)})
     dev = {**dev, "b": dev["a"], "c": dev["a"]}
     # the paid interval reads 50 us, the reading flush after another one 40 us
     elapsed = iter([0.050] + [0.040] * 31 + [0.045])
     backend._cp.cuda.get_elapsed_time = lambda a, b: next(elapsed)
     log.clear()
-    assert backend.time_paid(compiled, config, dev) == pytest.approx(10e-6)
+    assert backend.time_paid(compiled, launch, dev) == pytest.approx(10e-6)
     launches = [e.split()[1] for e in log if e.startswith("launch")]
     assert launches[:3] == ["kc_spin", "matmul_naive", "kc_flush_clean"]
     assert launches.count("kc_flush_clean") == 1 + 2 * 31  # the reference, measured once
-    assert backend.time_paid(compiled, config, dev) == pytest.approx(5e-6)
+    assert backend.time_paid(compiled, launch, dev) == pytest.approx(5e-6)
     assert "paid" in backend.l2_states

@@ -47,9 +47,10 @@ def test_without_restoring_an_inout_kernel_would_be_wrong():
     prepared = prepare(kernel, config)
     backend = FakeBackend()
     dev = backend.upload(prepared.args)
-    compiled = backend.compile(kernel, config)
+    source, launch = kernel.instance(config, "opencl")
+    compiled = backend.compile(source)
     for _ in range(3):
-        backend.launch(compiled, config, dev)
+        backend.launch(compiled, launch, dev)
     problems = output_problems(kernel, backend.download(dev, {"acc": dev["acc"]}), prepared.want)
     assert problems and problems[0].startswith("acc: ")
 
@@ -102,8 +103,8 @@ def test_block_the_device_cannot_run_is_invalid_config(monkeypatch):
     backend = FakeBackend()
     original = backend.compile
 
-    def heavy(kernel, config):
-        compiled = original(kernel, config)
+    def heavy(kernel):
+        compiled = original(kernel)
         from kerncast.measure._backend import Resources
 
         compiled.resources = Resources(registers=255, static_shared=0, local_bytes=0)

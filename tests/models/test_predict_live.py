@@ -52,7 +52,7 @@ def _replay(recorded, calls: list):
     hold plus the full grid, each sample served when ``choose`` times it."""
     times, samples, _ = recorded
 
-    def measure_samples(be, kernel, config, choose=None, **kw):
+    def measure_samples(be, job, config=None, choose=None, **kw):
         rows = samples.to_dict("records")
         if choose is None:
             return rows
@@ -172,7 +172,7 @@ def test_live_svr_measures_the_whole_grid_where_its_base_distrusts_the_samples(m
               & (t["experiment"] == "times")]
     runs = []
 
-    def measure_samples(be, kernel, config, choose=None, **kw):
+    def measure_samples(be, job, config=None, choose=None, **kw):
         if choose is None:
             runs.append("ladder")
             return ladder.to_dict("records")

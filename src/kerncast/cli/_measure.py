@@ -12,6 +12,8 @@ from rich.table import Table
 from kerncast._errors import InputError
 from kerncast.cli._app import app
 from kerncast.cli._output import console, err_console, print_json
+from kerncast.cli._target import (ArgOpt, BlockOpt, CompilerOpt, DefineOpt, GridOpt, KernelOpt,
+                                  OptionOpt, SmemOpt)
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Write JSON for scripts.")]
 
@@ -63,11 +65,19 @@ def _show_row(row: dict) -> None:
         err_console.print(f"[bold red]{row['status']}:[/] {row['error']}")
 
 
-def _single(target: str, device, size, config, backend, dataset, sm_count, as_json) -> None:
+def _single(target: str, device, size, config, backend, dataset, sm_count, as_json,
+            own: dict) -> None:
+    from kerncast.cli._target import parse_config, target_of  # noqa: PLC0415
     from kerncast.measure import measure  # noqa: PLC0415
 
-    result = measure(target, size=size, tunables=_tunables(config), device=device,
-                     backend=backend, sm_count=sm_count, dataset=dataset)
+    found = target_of(target, **own)
+    if found.own:
+        kernel, launch = found.instance(parse_config(config))
+        result = measure(kernel, launch, device=device, backend=backend, sm_count=sm_count,
+                         dataset=dataset)
+    else:
+        result = measure(target, size=size, tunables=_tunables(config), device=device,
+                         backend=backend, sm_count=sm_count, dataset=dataset)
     if as_json:
         print_json(result.to_dict())
     else:
@@ -132,8 +142,9 @@ def _campaign(device, backend, out, experiments, kernels, sizes, sm_counts, conf
 
 @app.command("measure")
 def measure_cmd(
-    target: Annotated[str, typer.Argument(help="A corpus kernel (corpus:NAME), or 'corpus' for "
-                                               "a campaign.")],
+    target: Annotated[str, typer.Argument(
+        help="A source file (.cu, .cl, .ptx) with --kernel, --grid, --block and --arg; a launch "
+             "file (.toml); a corpus kernel (corpus:NAME); or 'corpus' for a campaign.")],
     device: Annotated[str | None, typer.Option("--device", "-d", help="Device: h100, h200; cpu "
                                                                        "for pocl.")] = None,
     size: Annotated[str, typer.Option("--size", "-s", help="Problem size (one kernel).")] = "small",
@@ -161,9 +172,14 @@ def measure_cmd(
     budget: Annotated[float, typer.Option(help="Campaign: timing budget per config, s.")] = 1.0,
     corpus_root: Annotated[str | None, typer.Option(hidden=True)] = None,
     flush_rows: Annotated[int, typer.Option(hidden=True)] = 50,
+    entry: KernelOpt = None, grid: GridOpt = None, block: BlockOpt = None, smem: SmemOpt = 0,
+    arg: ArgOpt = None, compiler: CompilerOpt = "auto", option: OptionOpt = None,
+    define: DefineOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Measure one corpus kernel, or the whole corpus into a dataset (a campaign).
+    """Measure one kernel launch, or the whole corpus into a dataset (a campaign).
+
+    Example: kerncast measure saxpy.toml --device h100
 
     Example: kerncast measure corpus:matmul_tiled --device h100 --size large --config tile=32
 
@@ -175,4 +191,6 @@ def measure_cmd(
                   deadline, workers, seed, item_timeout, retry_failed, corpus_root,
                   flush_rows, budget, as_json)
     else:
-        _single(target, device, size, config, backend, dataset, sm_count, as_json)
+        own = {"entry": entry, "grid": grid, "block": block, "smem": smem, "args": arg,
+               "compiler": compiler, "options": option, "defines": define}
+        _single(target, device, size, config, backend, dataset, sm_count, as_json, own)

@@ -87,8 +87,8 @@ def target_of(kernel: str, *, entry: str | None = None, grid: str | None = None,
               compiler: str = "auto", options: list[str] | None = None,
               defines: list[str] | None = None, lang: str | None = None) -> Target:
     """The target of a command's KERNEL argument and its launch options."""
-    from kerncast.core import Kernel, Tuning, load_launch_file, parse_args  # noqa: PLC0415
-    from kerncast.models._user import UserKernel  # noqa: PLC0415 (light CLI start-up)
+    from kerncast.core import (Kernel, Tuning, UserKernel, load_launch_file,  # noqa: PLC0415
+                               parse_args)
 
     path = Path(kernel)
     own_options = any(v for v in (entry, grid, block, args, options, defines)) or smem

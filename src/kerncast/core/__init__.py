@@ -17,11 +17,12 @@ from kerncast.core._launch import MAX_GRID, MAX_THREADS, Launch, dims, launch_of
 from kerncast.core._launchfile import (LaunchFile, build_launch, load_launch_file, parse_arg,
                                        parse_args, user_launch)
 from kerncast.core._tuning import DEFAULT_BLOCK_NAMES, Tuning
+from kerncast.core._user import UserKernel, language_of
 
 __all__ = [
     "ARG_DTYPES", "COMPILERS", "DEFAULT_BLOCK_NAMES", "GENERATORS", "LANGUAGES", "MAX_GRID", "MAX_THREADS",
     "Argument", "Array", "BufferOffset", "Generator", "Kernel", "Launch", "LaunchFile", "Scalar",
-    "Struct", "Tuning", "View", "as_argument", "as_dtype", "build_launch", "dims", "evaluate",
-    "launch_of", "load_launch_file", "npy_header", "parse_arg", "parse_args",
+    "Struct", "Tuning", "UserKernel", "View", "as_argument", "as_dtype", "build_launch", "dims", "evaluate",
+    "language_of", "launch_of", "load_launch_file", "npy_header", "parse_arg", "parse_args",
     "parse_generator", "register_generator", "user_launch",
 ]

@@ -10,7 +10,7 @@ from kerncast.core import Kernel
 from kerncast.frontend._compile import compile as compile_source
 from kerncast.frontend._unit import TranslationUnit
 
-__all__ = ["build", "user_arch"]
+__all__ = ["build", "front_options", "user_arch"]
 
 _ARCH = re.compile(r"^(?:-arch|--gpu-architecture)(?:=|$)(.*)")
 
@@ -27,7 +27,7 @@ def user_arch(kernel: Kernel) -> str | None:
     return None
 
 
-def _front_options(kernel: Kernel) -> list[str]:
+def front_options(kernel: Kernel) -> list[str]:
     """The user's options for the front end, without the target (kerncast compiles for
     the device it predicts) and without what only ptxas takes."""
     out, skip = [], False
@@ -54,6 +54,6 @@ def build(kernel: Kernel, arch: str | None = None,
         return compile_source(source, lang="ptx", arch=arch, name=kernel.display,
                               ptxas_options=kernel.ptxas_options())
     return compile_source(source, lang=kernel.language, arch=arch, defines=macros,
-                          options=_front_options(kernel), toolchain=kernel.compiler,
+                          options=front_options(kernel), toolchain=kernel.compiler,
                           include_dirs=kernel.include_dirs, name=kernel.display,
                           ptxas_options=kernel.ptxas_options())

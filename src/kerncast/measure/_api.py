@@ -1,4 +1,6 @@
-"""``kerncast.measure(...)``: measure one corpus kernel launch on a backend."""
+"""``kerncast.measure(...)``: measure one kernel launch on a backend: a user's own kernel (in
+Kernel Tuner's terms, or as a :class:`kerncast.Kernel` and :class:`kerncast.Launch`) or a
+corpus kernel."""
 
 from __future__ import annotations
 
@@ -7,8 +9,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from kerncast._errors import InputError
+from kerncast.core import Kernel, Launch, UserKernel
 from kerncast.corpus import CorpusKernel, get_kernel
 from kerncast.measure._backend import Backend
+from kerncast.measure._job import Job, corpus_job, user_job
 from kerncast.measure._factory import backend_language, make_backend
 from kerncast.measure._provenance import CpuMonitor, NullMonitor
 from kerncast.measure._timing import TimingPolicy
@@ -54,18 +58,25 @@ def monitor_for(backend: Backend) -> Any:
     return NullMonitor()
 
 
-def measure(kernel: str | CorpusKernel, *, size: str = "small",
-            tunables: dict[str, int] | None = None, device: str | None = None,
-            backend: str | Backend = "cupy", sm_count: int | None = None, dataset: Any = None,
-            policy: TimingPolicy | None = None, seed: int = 0) -> Measurement:
-    """Measure one launch of a corpus kernel.
+def measure(kernel_name: str | CorpusKernel | Kernel, kernel_source: Any = None,
+            problem_size: Any = None, arguments: Any = None, *,
+            params: dict[str, Any] | None = None, answer: list | None = None,
+            atol: float = 1e-6, size: str = "small", tunables: dict[str, int] | None = None,
+            device: str | None = None, backend: str | Backend = "cupy",
+            sm_count: int | None = None, dataset: Any = None,
+            policy: TimingPolicy | None = None, seed: int = 0, **tuning: Any) -> Measurement:
+    """Measure one launch of a kernel.
+
+    As :func:`kerncast.predict` names it: Kernel Tuner's ``(kernel_name, kernel_source,
+    problem_size, arguments, params=..., ...)``, a :class:`kerncast.Kernel` and
+    :class:`kerncast.Launch`, or a corpus kernel (``size``, ``tunables``).
 
     Parameters
     ----------
-    kernel
-        A corpus kernel or its name (``corpus:`` prefix accepted).
-    size, tunables
-        The problem size and the launch's tunables (the spec's defaults where omitted).
+    answer, atol
+        For one's own kernel, as in Kernel Tuner: the expected outputs, a list in argument
+        order (``None`` where an argument is not checked), compared within ``atol``. Without
+        it nothing is checked: a reference is optional.
     device
         The device (``h100``; ``cpu`` for PoCL); checked against the hardware found.
     backend
@@ -82,21 +93,50 @@ def measure(kernel: str | CorpusKernel, *, size: str = "small",
     Measurement
         Its ``row`` holds every ``times`` column; failures are returned, not raised.
     """
-    kernel = get_kernel(kernel) if isinstance(kernel, str) else kernel
-    config = kernel.launch(size, tunables)
     if device is not None and backend != "pocl" and not str(device).startswith("cpu:"):
         from kerncast.devices import get_device  # noqa: PLC0415
 
         get_device(device)  # an unknown name fails here, before any GPU library loads
+    own = _own_job(kernel_name, kernel_source, problem_size, arguments, params, answer, atol,
+                   tuning)
     if isinstance(backend, Backend):
         engine = backend
     else:
         engine = make_backend(backend, device=device, sm_count=sm_count, dataset=dataset,
                               language=backend_language(backend) if backend != "replay" else None)
+    job = own or _corpus(kernel_name, size, tunables, engine)
+    if engine.name != "replay" and job.kernel.language not in (engine.language, "ptx"):
+        raise InputError(f"{job.where} is {job.kernel.language}, which the {engine.name} "
+                         f"backend does not run (it runs {engine.language}); choose another "
+                         "backend")
+    extra = {"experiment": "sm-sweep", "sm_count_requested": sm_count} if sm_count else {}
+    row = engine.measure(job, policy=policy, seed=seed, monitor=monitor_for(engine), **extra)
+    return Measurement(row)
+
+
+def _own_job(kernel_name, kernel_source, problem_size, arguments, params, answer, atol,
+             tuning) -> Job | None:
+    """The job of one's own kernel, or None for a corpus kernel."""
+    if isinstance(kernel_name, Kernel):
+        if not isinstance(kernel_source, Launch):
+            raise InputError("measure(kernel, launch) takes a kerncast.Launch as its second "
+                             "argument")
+        return user_job(kernel_name, kernel_source, answer=answer, atol=atol)
+    if kernel_source is None:
+        if tuning or arguments is not None or problem_size is not None or answer is not None:
+            raise InputError(f"{kernel_name!r}: problem_size, arguments, answer and the tuning "
+                             "options go with a kernel_source; for a corpus kernel give size= "
+                             "and tunables=")
+        return None
+    user = UserKernel.of(kernel_name, kernel_source, problem_size, arguments, **tuning)
+    return user_job(*user.instance(params), answer=answer, atol=atol)
+
+
+def _corpus(kernel: str | CorpusKernel, size: str, tunables: dict | None,
+            engine: Backend) -> Job:
+    kernel = get_kernel(kernel) if isinstance(kernel, str) else kernel
+    config = kernel.launch(size, tunables)
     if engine.name != "replay" and engine.language not in kernel.languages:
         raise InputError(f"kernel {kernel.name} has no {engine.language} version (it has "
                          f"{', '.join(kernel.languages)}); choose another backend")
-    extra = {"experiment": "sm-sweep", "sm_count_requested": sm_count} if sm_count else {}
-    row = engine.measure(kernel, config, policy=policy, seed=seed, monitor=monitor_for(engine),
-                         **extra)
-    return Measurement(row)
+    return corpus_job(kernel, config, engine.language)

@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from kerncast._errors import KerncastError
-from kerncast.corpus import CorpusKernel, LaunchConfig
+from kerncast._errors import InputError, KerncastError
+from kerncast.core import Kernel, Launch
 
 __all__ = ["Backend", "CompileError", "Compiled", "DeviceMemoryError", "LaunchError", "Resources"]
 
@@ -59,9 +59,9 @@ class Resources:
 
 @dataclass
 class Compiled:
-    """A kernel compiled for one backend and one set of defines."""
+    """A kernel compiled for one backend (its defines and options included)."""
 
-    kernel: CorpusKernel
+    kernel: Kernel
     defines: dict[str, Any]
     handle: Any
     resources: Resources = field(default_factory=Resources)
@@ -87,8 +87,8 @@ class Backend(ABC):
     l2_states: tuple[str, ...] = ("warm", "cold")
 
     @abstractmethod
-    def compile(self, kernel: CorpusKernel, config: LaunchConfig) -> Compiled:
-        """Build the kernel with the config's defines (cached per define set).
+    def compile(self, kernel: Kernel) -> Compiled:
+        """Build the kernel with its defines and options (cached per build).
 
         Raises
         ------
@@ -101,8 +101,8 @@ class Backend(ABC):
         """Device copies of the buffers in ``args``; scalars pass through."""
 
     @abstractmethod
-    def launch(self, compiled: Compiled, config: LaunchConfig, dev_args: dict[str, Any]) -> Any:
-        """Enqueue one launch (asynchronous)."""
+    def launch(self, compiled: Compiled, launch: Launch, dev_args: dict[str, Any]) -> Any:
+        """Enqueue one launch (asynchronous) with the arguments ``launch.names`` name."""
 
     @abstractmethod
     def synchronize(self) -> None:
@@ -120,6 +120,11 @@ class Backend(ABC):
         """Enqueue a device-to-device copy of a whole buffer."""
         raise NotImplementedError(f"{self.name} cannot copy buffers")
 
+    def offset(self, dev: Any, byte_offset: int) -> Any:
+        """A pointer ``byte_offset`` bytes into the device buffer ``dev`` (a view argument)."""
+        raise InputError(f"the {self.name} backend cannot pass a pointer into a buffer (a view "
+                         "argument); measure with --backend cupy or driver")
+
     def free(self, dev_args: dict[str, Any]) -> None:
         """Release the device buffers in ``dev_args`` (default: leave it to the collector)."""
 
@@ -127,12 +132,12 @@ class Backend(ABC):
         """(free, total) bytes of device memory."""
         raise NotImplementedError(f"{self.name} cannot report device memory")
 
-    def time_launch(self, compiled: Compiled, config: LaunchConfig, dev_args: dict[str, Any],
+    def time_launch(self, compiled: Compiled, launch: Launch, dev_args: dict[str, Any],
                     before: Callable[[], None] | None = None) -> float:
         """Seconds of one launch by the device's timer; ``before`` runs outside the interval."""
         raise NotImplementedError(f"{self.name} cannot time launches")
 
-    def time_paid(self, compiled: Compiled, config: LaunchConfig, dev_args: dict[str, Any],
+    def time_paid(self, compiled: Compiled, launch: Launch, dev_args: dict[str, Any],
                   before: Callable[[], None] | None = None) -> float:
         """Seconds of one launch and of writing back the dirty lines it leaves in the L2;
         ``before`` runs outside the interval (backends with ``paid`` in ``l2_states``)."""
@@ -142,11 +147,11 @@ class Backend(ABC):
         """Enqueue work that evicts the inputs from the last-level cache (writing its
         buffer unless ``writes`` or else ``flush_writes`` says not to)."""
 
-    def launch_many(self, compiled: Compiled, config: LaunchConfig, dev_args: dict[str, Any],
+    def launch_many(self, compiled: Compiled, launch: Launch, dev_args: dict[str, Any],
                     count: int) -> int:
         """Enqueue ``count`` launches back to back, wait for them; return the launches made."""
         for _ in range(count):
-            self.launch(compiled, config, dev_args)
+            self.launch(compiled, launch, dev_args)
         self.synchronize()
         return count
 
@@ -158,23 +163,27 @@ class Backend(ABC):
     def close(self) -> None:
         """Release the context and everything in it."""
 
-    def run_once(self, kernel: CorpusKernel, config: LaunchConfig, args: dict[str, Any]) -> dict:
-        """Compile, upload, launch once and return every out/inout buffer."""
-        compiled = self.compile(kernel, config)
-        dev = self.upload(args)
-        self.launch(compiled, config, dev)
+    def run_once(self, job: Any, args: dict[str, Any]) -> dict:
+        """Compile, upload, launch once and return every out/inout buffer of a
+        :class:`~kerncast.measure.Job`."""
+        from kerncast.measure._session import upload_args  # noqa: PLC0415 (cycle)
+
+        compiled = self.compile(job.kernel)
+        dev = upload_args(self, args)
+        self.launch(compiled, job.launch, dev)
         self.synchronize()
-        outs = {a.name: args[a.name] for a in kernel.spec.args
-                if a.kind == "buffer" and a.intent != "in"}
+        outs = {n: args[n] for n in job.launch.names
+                if job.intents.get(n) in ("out", "inout") and isinstance(args[n], np.ndarray)}
         return self.download(dev, outs)
 
-    def measure(self, kernel: CorpusKernel, config: LaunchConfig, **options: Any) -> dict:
-        """Measure one launch configuration; a ``times`` row (see :func:`measure_config`)."""
+    def measure(self, kernel: Any, config: Any = None, **options: Any) -> dict:
+        """Measure one launch (a job, or a corpus kernel and configuration); a ``times`` row
+        (see :func:`measure_config`)."""
         from kerncast.measure._run import measure_config  # noqa: PLC0415 (cycle)
 
         return measure_config(self, kernel, config, **options)
 
     @staticmethod
-    def ordered(kernel: CorpusKernel, dev_args: dict[str, Any]) -> list[Any]:
+    def ordered(launch: Launch, dev_args: dict[str, Any]) -> list[Any]:
         """Arguments in the order of the kernel's signature."""
-        return [dev_args[a.name] for a in kernel.spec.args]
+        return [dev_args[n] for n in launch.names]

@@ -26,9 +26,21 @@ from typing import Any
 import numpy as np
 
 from kerncast._errors import InputError, ToolchainError
-from kerncast.corpus import LaunchConfig
+from kerncast.core import Kernel
 
-__all__ = ["HELPERS_SOURCE", "NO_GPU_HINT", "PaidTiming", "flush_launch", "nvrtc_options", "resolve_device_key", "spin_cycles"]
+__all__ = ["HELPERS_SOURCE", "NO_GPU_HINT", "PaidTiming", "entry_symbol", "find_function",
+           "flush_launch", "nvrtc_options", "resolve_device_key", "spin_cycles"]
+
+
+def find_function(get: Any, kernel: Kernel) -> Any:
+    """``get(symbol)`` for the kernel's entry: its plain name first, then its mangled one."""
+    try:
+        return get(kernel.name)
+    except Exception:  # noqa: BLE001 (CuPy's and the driver's not-found errors differ)
+        symbol = entry_symbol(kernel)
+        if symbol == kernel.name:
+            raise
+        return get(symbol)
 
 HELPERS_SOURCE = r"""
 extern "C" __global__ void kc_spin(long long cycles) {
@@ -97,9 +109,26 @@ NO_GPU_HINT = ("measure on a CPU with --backend pocl (OpenCL kernels through PoC
 SPIN_US = 50.0
 
 
-def nvrtc_options(config: LaunchConfig) -> tuple[str, ...]:
-    """NVRTC options of a launch: C++17 and the spec's defines."""
-    return ("-std=c++17", *(f"-D{k}={_define(v)}" for k, v in sorted(config.defines.items())))
+def nvrtc_options(kernel: Kernel) -> tuple[str, ...]:
+    """NVRTC options of a kernel: C++17, its defines, and the user's options for the front
+    end (the target is the GPU's, and ``-maxrregcount`` passes on as NVRTC takes it)."""
+    from kerncast.frontend._build import front_options  # noqa: PLC0415 (the frontend loads on use)
+
+    regs = [o.replace("--maxrregcount=", "-maxrregcount=") for o in kernel.ptxas_options()
+            if o.startswith("--maxrregcount=")]
+    return ("-std=c++17", *(f"-D{k}={_define(v)}" for k, v in sorted(kernel.defines.items())),
+            *front_options(kernel), *regs)
+
+
+def entry_symbol(kernel: Kernel) -> str:
+    """The symbol of the kernel's entry in the module NVRTC builds: for a C++ kernel its
+    mangled name (from the frontend's build with the same options), else its name."""
+    from kerncast.frontend import build  # noqa: PLC0415 (the frontend loads on use)
+
+    try:
+        return build(kernel).kernel(kernel.name).entry
+    except Exception:  # noqa: BLE001 (a build error shows in the backend's own compile)
+        return kernel.name
 
 
 def _define(value: Any) -> str:

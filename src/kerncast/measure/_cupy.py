@@ -16,13 +16,17 @@ launch gap never enters the interval.
 
 from __future__ import annotations
 
+import hashlib
 import math
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from kerncast.corpus import CorpusKernel, LaunchConfig
+from kerncast.core import Kernel, Launch
+from kerncast.corpus import CorpusKernel
 from kerncast.measure._backend import (
     Backend,
     CompileError,
@@ -36,6 +40,7 @@ from kerncast.measure._cuda_common import (
     PaidTiming,
     flush_launch,
     no_cuda,
+    find_function,
     nvrtc_options,
     resolve_device_key,
     spin_cycles,
@@ -115,35 +120,41 @@ class CupyBackend(PaidTiming, Backend):
         self._spin = spin_cycles(get_device(self.device_key).compute.boost_clock_mhz, spin_us)
 
     # -- compile --------------------------------------------------------------------------
-    def compile(self, kernel: CorpusKernel, config: LaunchConfig) -> Compiled:
-        path = kernel.source_path("cuda")
-        options = nvrtc_options(config)
-        key = (str(path), options)
+    def compile(self, kernel: Kernel) -> Compiled:
+        options = () if kernel.language == "ptx" else nvrtc_options(kernel)
+        text = kernel.source
+        key = (text, options)
         try:
-            module = self._modules.get(key) or self._module(path, options)
-            func = module.get_function(kernel.entry)  # CuPy compiles here (code=) or loads
+            module = self._modules.get(key) or self._module(text, options, kernel.display)
+            func = find_function(module.get_function, kernel)  # CuPy compiles here or loads
             self._modules[key] = module
         except CompileError:
             raise
         except Exception as exc:  # noqa: BLE001 (CompileException, NVRTCError, CUDADriverError)
-            raise CompileError(f"NVRTC build of {path.name} with {' '.join(options)} failed: "
-                               f"{exc}") from None
+            raise CompileError(f"NVRTC build of {kernel.display} with {' '.join(options)} "
+                               f"failed: {exc}") from None
         resources = Resources(
             registers=_attribute(func, "num_regs"),
             static_shared=_attribute(func, "shared_size_bytes"),
             local_bytes=_attribute(func, "local_size_bytes"),
             max_threads_per_block=_attribute(func, "max_threads_per_block"))
-        return Compiled(kernel, dict(config.defines), func, resources)
+        return Compiled(kernel, dict(kernel.defines), func, resources)
 
-    def _module(self, path, options: tuple[str, ...]):
-        """The kernel's module: the shared NVRTC cubin, or CuPy's own NVRTC run without one."""
+    def _module(self, text: str, options: tuple[str, ...], name: str):
+        """The kernel's module: PTX loaded as it is (the driver compiles it), the shared
+        NVRTC cubin, or CuPy's own NVRTC run without one."""
         from kerncast._errors import ToolchainError  # noqa: PLC0415
         from kerncast.measure._nvrtc import cubin_file  # noqa: PLC0415
 
+        if ".entry" in text and ".target" in text and "__global__" not in text:
+            ptx = Path(tempfile.gettempdir()) / \
+                f"kerncast-{hashlib.sha256(text.encode()).hexdigest()[:16]}.ptx"
+            ptx.write_text(text)
+            return self._cp.RawModule(path=str(ptx))
         try:
-            cubin = cubin_file(path.read_text(), options, self.arch, path.name)
+            cubin = cubin_file(text, options, self.arch, Path(name).name)
         except ToolchainError:
-            return self._cp.RawModule(code=path.read_text(), options=options)
+            return self._cp.RawModule(code=text, options=options)
         return self._cp.RawModule(path=str(cubin))
 
     def helpers(self):
@@ -219,10 +230,13 @@ class CupyBackend(PaidTiming, Backend):
         return int(free), int(total)
 
     # -- launch and time ------------------------------------------------------------------
-    def launch(self, compiled: Compiled, config: LaunchConfig, dev_args: dict[str, Any]) -> None:
+    def offset(self, dev: Any, byte_offset: int) -> Any:
+        return dev.view(self._cp.uint8)[byte_offset:]
+
+    def launch(self, compiled: Compiled, config: Launch, dev_args: dict[str, Any]) -> None:
         try:
             compiled.handle(_grid3(config.grid), _grid3(config.block),
-                            tuple(self.ordered(compiled.kernel, dev_args)),
+                            tuple(self.ordered(config, dev_args)),
                             shared_mem=config.dynamic_shared, stream=self.stream)
         except Exception as exc:  # noqa: BLE001 (CUDADriverError and friends)
             raise LaunchError(f"launch failed: {exc}") from None
@@ -238,7 +252,7 @@ class CupyBackend(PaidTiming, Backend):
         self.helpers().get_function("kc_spin")((1, 1, 1), (1, 1, 1), (np.int64(self._spin),),
                                                stream=self.stream)
 
-    def time_launch(self, compiled: Compiled, config: LaunchConfig, dev_args: dict[str, Any],
+    def time_launch(self, compiled: Compiled, config: Launch, dev_args: dict[str, Any],
                     before: Callable[[], None] | None = None) -> float:
         return self._timed(lambda: self.launch(compiled, config, dev_args), before)
 
@@ -276,7 +290,7 @@ class CupyBackend(PaidTiming, Backend):
         self.helpers().get_function(name)((math.ceil(n / 256), 1, 1), (256, 1, 1), args,
                                           stream=self.stream)
 
-    def _launch_graph(self, compiled: Compiled, config: LaunchConfig, dev_args: dict[str, Any],
+    def _launch_graph(self, compiled: Compiled, config: Launch, dev_args: dict[str, Any],
                       count: int) -> int:
         batch = min(count, 500)
         self.stream.begin_capture()
@@ -291,7 +305,7 @@ class CupyBackend(PaidTiming, Backend):
         self.synchronize()
         return loops * batch
 
-    def launch_many(self, compiled: Compiled, config: LaunchConfig, dev_args: dict[str, Any],
+    def launch_many(self, compiled: Compiled, config: Launch, dev_args: dict[str, Any],
                     count: int) -> int:
         """Launch ``count`` times (replaying a captured CUDA graph where CuPy can)."""
         try:

@@ -24,12 +24,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from kerncast._errors import KerncastError
-from kerncast.corpus import CorpusKernel, LaunchConfig
+from kerncast.core import Kernel, Launch
 from kerncast.measure._backend import (
     Backend,
     CompileError,
@@ -43,6 +44,7 @@ from kerncast.measure._cuda_common import (
     PaidTiming,
     flush_launch,
     no_cuda,
+    find_function,
     nvrtc_options,
     resolve_device_key,
     spin_cycles,
@@ -240,11 +242,10 @@ class DriverBackend(PaidTiming, Backend):
                          local_bytes=get(fa.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES),
                          max_threads_per_block=get(fa.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK))
 
-    def compile(self, kernel: CorpusKernel, config: LaunchConfig) -> Compiled:
-        path = kernel.source_path("cuda")
-        module = self._load(path.read_text(), nvrtc_options(config), path.name)
-        func = self._function(module, kernel.entry)
-        return Compiled(kernel, dict(config.defines), func, self._resources(func))
+    def compile(self, kernel: Kernel) -> Compiled:
+        module = self._load(kernel.source, nvrtc_options(kernel), Path(kernel.display).name)
+        func = find_function(lambda name: self._function(module, name), kernel)
+        return Compiled(kernel, dict(kernel.defines), func, self._resources(func))
 
     def helper(self, name: str) -> Any:
         """``kc_spin``, ``kc_flush``, ``kc_flush_clean`` or ``kc_empty`` in this context."""
@@ -340,9 +341,9 @@ class DriverBackend(PaidTiming, Backend):
         except DriverError as exc:
             raise LaunchError(f"launch failed: {exc}") from None
 
-    def launch(self, compiled: Compiled, config: LaunchConfig, dev_args: dict[str, Any]) -> None:
+    def launch(self, compiled: Compiled, config: Launch, dev_args: dict[str, Any]) -> None:
         self._launch(compiled.handle, config.grid, config.block, config.dynamic_shared,
-                     self.ordered(compiled.kernel, dev_args))
+                     self.ordered(config, dev_args))
 
     def synchronize(self) -> None:
         try:
@@ -353,7 +354,7 @@ class DriverBackend(PaidTiming, Backend):
     def spin(self) -> None:
         self._launch(self.helper("kc_spin"), (1,), (1,), 0, [np.int64(self._spin)])
 
-    def time_launch(self, compiled: Compiled, config: LaunchConfig, dev_args: dict[str, Any],
+    def time_launch(self, compiled: Compiled, config: Launch, dev_args: dict[str, Any],
                     before: Callable[[], None] | None = None) -> float:
         return self._timed(lambda: self.launch(compiled, config, dev_args), before)
 

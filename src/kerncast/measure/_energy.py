@@ -33,7 +33,7 @@ def _loop(session: LaunchSession, observer: NvmlEnergyObserver, kernel_time: flo
 
     def run(count: int) -> int:
         session.restore()
-        return backend.launch_many(session.compiled, session.config, session.dev, count)
+        return backend.launch_many(session.compiled, session.launch, session.dev, count)
 
     result = observer.measure(run, observer.launches_for(kernel_time), kernel_time)
     if result["duration_s"] < observer.min_duration_s and result["launches"]:
@@ -57,7 +57,7 @@ def measure_energy(backend: Backend, kernel: CorpusKernel, config: LaunchConfig,
                            prep_dir=prep_dir) as session:
             row.update(session.resources)
             stats = time_repeatedly(
-                lambda i: backend.time_launch(session.compiled, config, session.dev,
+                lambda i: backend.time_launch(session.compiled, session.launch, session.dev,
                                               session.restore if session.inout else None), QUICK)
             row.update(_loop(session, observer, stats.median), status="ok", error="")
     except Failure as exc:

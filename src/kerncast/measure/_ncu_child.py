@@ -39,8 +39,8 @@ def _one(backend, item: dict, job: dict) -> dict:
         with LaunchSession(backend, kernel, config, seed=job.get("seed", 0),
                            prep_dir=job.get("prep_dir")) as session:
             record["resources"] = session.resources
-            launch = _sampled(backend, config, session.resources, item.get("sample_k") or 0,
-                              record)
+            launch = _sampled(backend, session.launch, session.resources,
+                              item.get("sample_k") or 0, record)
             record["grid"] = str(tuple((list(launch.grid) + [1, 1, 1])[:3]))
             session.restore()
             backend.synchronize()

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from kerncast._errors import ToolchainError
-from kerncast.corpus import CorpusKernel, LaunchConfig
+from kerncast.core import Kernel, Launch
 from kerncast.measure._backend import Backend, CompileError, Compiled, DeviceMemoryError, Resources
 
 __all__ = ["OpenCLBackend"]
@@ -107,22 +107,24 @@ class OpenCLBackend(Backend):
                 pass
         return int(self.device.global_mem_cache_size)
 
-    def compile(self, kernel: CorpusKernel, config: LaunchConfig) -> Compiled:
-        key = (str(kernel.source_path("opencl")), tuple(sorted(config.defines.items())))
+    def compile(self, kernel: Kernel) -> Compiled:
+        source = kernel.source
+        key = (source, tuple(sorted(kernel.defines.items())), kernel.options)
         program = self._programs.get(key)
         if program is None:
-            source = kernel.source_path("opencl").read_text()
-            options = BUILD_OPTIONS + [f"-D{k}={v}" for k, v in sorted(config.defines.items())]
+            options = BUILD_OPTIONS + [f"-D{k}={v}" for k, v in sorted(kernel.defines.items())] \
+                + list(kernel.options) + [f"-I{d}" for d in kernel.include_dirs]
+            if kernel.path is not None:
+                options.append(f"-I{kernel.path.parent}")
             try:
                 program = self._cl.Program(self.context, source).build(options=options)
             except self._cl.Error as exc:
-                raise CompileError(f"OpenCL build of {kernel.source_path('opencl').name} "
-                                   f"failed: {exc}") from None
+                raise CompileError(f"OpenCL build of {kernel.display} failed: {exc}") from None
             self._programs[key] = program
-        handle = self._kernels.get((key, kernel.entry))
+        handle = self._kernels.get((key, kernel.name))
         if handle is None:
-            handle = self._kernels[(key, kernel.entry)] = self._cl.Kernel(program, kernel.entry)
-        return Compiled(kernel, dict(config.defines), handle, self._resources(handle))
+            handle = self._kernels[(key, kernel.name)] = self._cl.Kernel(program, kernel.name)
+        return Compiled(kernel, dict(kernel.defines), handle, self._resources(handle))
 
     def _resources(self, handle) -> Resources:
         info = self._cl.kernel_work_group_info
@@ -151,10 +153,10 @@ class OpenCLBackend(Backend):
                 dev[name] = value
         return dev
 
-    def launch(self, compiled: Compiled, config: LaunchConfig, dev_args: dict[str, Any]) -> Any:
+    def launch(self, compiled: Compiled, config: Launch, dev_args: dict[str, Any]) -> Any:
         local = tuple(config.block)
         global_size = tuple(g * b for g, b in zip(config.grid, config.block))
-        args = self.ordered(compiled.kernel, dev_args)
+        args = self.ordered(config, dev_args)
         return compiled.handle(self.queue, global_size, local, *args)
 
     def synchronize(self) -> None:
@@ -185,7 +187,7 @@ class OpenCLBackend(Backend):
         free = min(total, _available_ram()) if self.kind == "cpu" else total
         return free, total
 
-    def time_launch(self, compiled: Compiled, config: LaunchConfig, dev_args: dict[str, Any],
+    def time_launch(self, compiled: Compiled, config: Launch, dev_args: dict[str, Any],
                     before: Callable[[], None] | None = None) -> float:
         if before is not None:
             before()

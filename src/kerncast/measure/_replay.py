@@ -106,8 +106,20 @@ class ReplayBackend(Backend):
             "measure it on a GPU (--backend cupy) or choose a recorded one "
             "(kerncast data summary lists them)")
 
-    def measure(self, kernel: CorpusKernel, config: LaunchConfig, **options: Any) -> dict:
-        """The recorded ``times`` row (``options`` of a real measurement are ignored)."""
+    def measure(self, kernel: Any, config: Any = None, **options: Any) -> dict:
+        """The recorded ``times`` row of a job (or a corpus kernel at ``config``); ``options``
+        of a real measurement are ignored."""
+        from kerncast.measure._job import Job  # noqa: PLC0415 (cycle: _job imports measure)
+
+        if isinstance(kernel, Job):
+            if kernel.corpus is None:
+                rows = self.lookup("times", kernel.name, kernel.columns["size"],
+                                   kernel.columns["config"])
+                if not rows:
+                    raise InputError(f"no recorded times row of {kernel.where} in {self.source}; "
+                                     "measure it on a GPU (--backend cupy)")
+                return rows[0]
+            kernel, config = kernel.corpus
         rows = self.lookup("times", kernel.name, config.size, config.label())
         if not rows:
             raise self._missing("times", kernel, config)

@@ -28,7 +28,8 @@ from kerncast._errors import InputError
 from kerncast.corpus import CorpusKernel, LaunchConfig, compare_outputs
 from kerncast.corpus._data import poison
 from kerncast.measure._backend import Backend, CompileError, Compiled, DeviceMemoryError, LaunchError
-from kerncast.measure._prep import Prepared, load_prepared
+from kerncast.measure._job import Job, as_job
+from kerncast.measure._prep import Prepared
 from kerncast.measure._provenance import NullMonitor, row_provenance, static_provenance
 from kerncast.measure._timing import TimingPolicy, time_repeatedly
 
@@ -47,19 +48,21 @@ def _xyz(dims: tuple[int, ...]) -> tuple[int, int, int]:
     return tuple((list(dims) + [1, 1, 1])[:3])  # type: ignore[return-value]
 
 
-def launch_columns(kernel: CorpusKernel, config: LaunchConfig, language: str, device: str,
+def launch_columns(kernel: Any, config: Any, language: str, device: str,
                    sm_count: int) -> dict[str, Any]:
-    """Key and launch-geometry columns of a row."""
-    gx, gy, gz = _xyz(config.grid)
-    bx, by, bz = _xyz(config.block)
+    """Key and launch-geometry columns of a row, for a :class:`Job` (``config`` None) or a
+    corpus kernel at ``config``."""
+    job = as_job(kernel, config, language)
+    launch = job.launch
+    gx, gy, gz = launch.grid
+    bx, by, bz = launch.block
     return {
-        "kernel": kernel.name, "language": language, "size": config.size,
-        "config": config.label(), "device": device, "sm_count": int(sm_count),
+        "kernel": job.name, "language": language, "size": job.columns["size"],
+        "config": job.columns["config"], "device": device, "sm_count": int(sm_count),
         "grid_x": gx, "grid_y": gy, "grid_z": gz, "block_x": bx, "block_y": by, "block_z": bz,
-        "blocks": config.blocks, "threads_per_block": config.threads_per_block,
-        "dynamic_shared": config.dynamic_shared,
-        "tunables": json.dumps(config.tunables, sort_keys=True),
-        "params": json.dumps(config.params, sort_keys=True, default=float),
+        "blocks": launch.blocks, "threads_per_block": launch.threads_per_block,
+        "dynamic_shared": launch.dynamic_shared,
+        "tunables": job.columns["tunables"], "params": job.columns["params"],
     }
 
 
@@ -92,22 +95,23 @@ def output_problems(kernel: CorpusKernel, got: dict, want: dict) -> list[str]:
     return problems + compare_outputs(kernel, got, want)
 
 
-def buffer_bytes(kernel: CorpusKernel, config: LaunchConfig) -> dict[str, tuple[int, str]]:
-    """Bytes and intent of every buffer of a launch, from the spec (nothing generated)."""
-    return {a.name: (kernel.buffer_elements(a, config) * np.dtype(a.dtype).itemsize, a.intent)
-            for a in kernel.spec.args if a.kind == "buffer"}
+def buffer_bytes(kernel: Any, config: Any = None) -> dict[str, tuple[int, str]]:
+    """Bytes and intent of every buffer of a launch, planned (nothing generated)."""
+    job = as_job(kernel, config)
+    return {n: (job.buffer_sizes[n], job.intents[n]) for n in job.buffer_sizes}
 
 
-def plan_input_sets(backend: Backend, kernel: CorpusKernel, config: LaunchConfig,
-                    policy: TimingPolicy, rotate: bool = True) -> int:
+def plan_input_sets(backend: Backend, kernel: Any, config: Any, policy: TimingPolicy,
+                    rotate: bool = True) -> int:
     """How many copies of the buffers to cycle; raise :class:`TooLarge` if one does not fit."""
-    sizes = buffer_bytes(kernel, config)
+    job = as_job(kernel, config, backend.language)
+    sizes = buffer_bytes(job)
     one = sum(b for b, _ in sizes.values())
     inout = sum(b for b, intent in sizes.values() if intent == "inout")
     flush = 2 * backend.l2_bytes if backend.kind == "gpu" else 0
     free, total = backend.memory_info()
     budget = MEMORY_MARGIN * free - inout - flush
-    where = f"{kernel.name} at size {config.size!r}"
+    where = job.where
     if one > budget:
         extra = " and its L2 flush buffer" if flush else ""
         raise TooLarge(
@@ -135,7 +139,7 @@ def failure_row(row: dict, status: str, error: str) -> dict:
     return row
 
 
-def check_launchable(backend: Backend, config: LaunchConfig, compiled: Compiled) -> str | None:
+def check_launchable(backend: Backend, config: Any, compiled: Compiled) -> str | None:
     if backend.kind != "gpu" or backend.device_key.startswith("cpu:"):
         return None
     from kerncast.devices import occupancy  # noqa: PLC0415
@@ -154,18 +158,20 @@ def check_launchable(backend: Backend, config: LaunchConfig, compiled: Compiled)
     return None
 
 
-def _upload_sets(backend, kernel, prepared, sets_count) -> tuple[list, dict]:
+def _upload_sets(backend, job: Job, prepared, sets_count) -> tuple[list, dict]:
     """Device argument sets and pristine inout copies; inputs that several
     configurations share stay on the device between them (backends with a cache)."""
-    inout = [a.name for a in kernel.spec.args if a.kind == "buffer" and a.intent == "inout"]
+    from kerncast.measure._session import upload_args  # noqa: PLC0415 (cycle)
+
+    inout = job.buffers("inout")
     if sets_count == 1 and prepared.key is not None and hasattr(backend, "cached_upload"):
-        fixed_names = [a.name for a in kernel.spec.args if a.kind == "buffer" and a.intent == "in"]
+        fixed_names = job.buffers("in")
         fixed = backend.cached_upload(prepared.key[:5], {n: prepared.args[n] for n in fixed_names})
         pristine = backend.cached_upload(prepared.key[:5] + ("pristine",),
                                          {n: prepared.args[n] for n in inout})
-        outs = [a.name for a in kernel.spec.args if a.kind == "buffer" and a.intent == "out"]
+        outs = job.buffers("out")
         rest = {k: v for k, v in prepared.args.items() if k not in fixed and k not in outs}
-        dev = {**backend.upload(rest), **fixed}
+        dev = {**upload_args(backend, rest), **fixed}
         if hasattr(backend, "duplicate"):  # poisoned outputs: device copies of a template
             shapes = tuple((n, prepared.args[n].size) for n in outs)  # outputs may vary by config
             templates = backend.cached_upload(prepared.key[:5] + ("poison", shapes),
@@ -175,25 +181,25 @@ def _upload_sets(backend, kernel, prepared, sets_count) -> tuple[list, dict]:
             dev.update(backend.upload({n: prepared.args[n] for n in outs}))
         return [dev], pristine
     pristine = backend.upload({n: prepared.args[n] for n in inout})
-    return [backend.upload(prepared.args) for _ in range(sets_count)], pristine
+    return [upload_args(backend, prepared.args) for _ in range(sets_count)], pristine
 
 
-def _check(backend, kernel, prepared, sets, used) -> list[list[str]]:
+def _check(backend, job: Job, prepared, sets, used) -> list[list[str]]:
     """Output problems of every set used (compared on the device when the backend can)."""
-    if hasattr(backend, "output_problems") and prepared.key is not None:
-        return [backend.output_problems(kernel, sets[i], prepared.want, prepared.key)
+    if hasattr(backend, "output_problems") and prepared.key is not None and job.corpus:
+        return [backend.output_problems(job.corpus[0], sets[i], prepared.want, prepared.key)
                 for i in sorted(used)]
     templates = {name: prepared.args[name] for name in prepared.want}
-    return [output_problems(kernel, backend.download(sets[i], templates), prepared.want)
+    return [job.problems(backend.download(sets[i], templates), prepared.want)
             for i in sorted(used)]
 
 
-def _time(backend, compiled, config, kernel, prepared, sets_count, policy):
+def _time(backend, compiled, job: Job, prepared, sets_count, policy):
     """Upload, time and check; returns (stats, problems of every set used)."""
-    inout = [a.name for a in kernel.spec.args if a.kind == "buffer" and a.intent == "inout"]
+    inout = job.buffers("inout")
     sets, pristine = [], {}
     try:
-        sets, pristine = _upload_sets(backend, kernel, prepared, sets_count)
+        sets, pristine = _upload_sets(backend, job, prepared, sets_count)
 
         used: set[int] = set()
 
@@ -203,27 +209,28 @@ def _time(backend, compiled, config, kernel, prepared, sets_count, policy):
 
         def launch_once(i: int) -> float:
             used.add(i % len(sets))
-            return backend.time_launch(compiled, config, sets[i % len(sets)],
+            return backend.time_launch(compiled, job.launch, sets[i % len(sets)],
                                        before=(lambda: before(i)) if inout else None)
 
         stats = time_repeatedly(launch_once, policy)
         backend.synchronize()
-        return stats, (_check(backend, kernel, prepared, sets, used) if policy.check else [])
+        return stats, (_check(backend, job, prepared, sets, used) if policy.check else [])
     finally:
         for dev in [*sets, pristine]:
             backend.free(dev)
 
 
-def measure_config(backend: Backend, kernel: CorpusKernel, config: LaunchConfig, *,
+def measure_config(backend: Backend, kernel: Any, config: Any = None, *,
                    prepared: Prepared | None = None, policy: TimingPolicy | None = None,
                    seed: int = 0, monitor: Any = None, experiment: str = "times",
                    sm_count_requested: int | None = None, prep_dir: str | None = None) -> dict:
-    """Measure one launch configuration; return its ``times`` row (never raises for a
-    kernel's failure: compile errors, launch errors, wrong outputs, sizes that do not fit
-    all become rows with their status)."""
+    """Measure one launch, a :class:`Job` (or a corpus kernel at ``config``); return its
+    ``times`` row (never raises for a kernel's failure: compile errors, launch errors,
+    wrong outputs, sizes that do not fit all become rows with their status)."""
+    job = as_job(kernel, config, backend.language)
     policy = policy or TimingPolicy()
     monitor = monitor or NullMonitor()
-    row = launch_columns(kernel, config, backend.language, backend.device_key, backend.sm_count)
+    row = launch_columns(job, None, backend.language, backend.device_key, backend.sm_count)
     row.update(experiment=experiment, input_sets=0,
                sm_count_requested=int(sm_count_requested or backend.sm_count))
     before = monitor.clocks()
@@ -238,21 +245,21 @@ def measure_config(backend: Backend, kernel: CorpusKernel, config: LaunchConfig,
         return row
 
     try:
-        compiled = backend.compile(kernel, config)
+        compiled = backend.compile(job.kernel)
     except CompileError as exc:
         return done("compile_failed", str(exc))
     row.update(compiled.resources.columns())
-    problem = check_launchable(backend, config, compiled)
+    problem = check_launchable(backend, job.launch, compiled)
     if problem:
         return done("invalid_config", problem)
     try:
-        sets = plan_input_sets(backend, kernel, config, policy)
+        sets = plan_input_sets(backend, job, None, policy)
     except TooLarge as exc:
         return done("too_large", str(exc))
     row["input_sets"] = sets
-    prepared = prepared or load_prepared(kernel, config, seed, prep_dir)
+    prepared = prepared or job.prepare(seed, prep_dir)
     try:
-        stats, checked = _time(backend, compiled, config, kernel, prepared, sets, policy)
+        stats, checked = _time(backend, compiled, job, prepared, sets, policy)
     except DeviceMemoryError as exc:
         return done("out_of_memory", str(exc))
     except LaunchError as exc:

@@ -34,8 +34,9 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from kerncast._errors import InputError
-from kerncast.corpus import CorpusKernel, LaunchConfig
+from kerncast.core import Launch
 from kerncast.measure._backend import Backend, LaunchError
+from kerncast.measure._job import as_job
 from kerncast.measure._prep import Prepared
 from kerncast.measure._provenance import NullMonitor, row_provenance, static_provenance
 from kerncast.measure._run import failure_row, launch_columns
@@ -73,7 +74,7 @@ def _on_cpu(backend: Backend) -> bool:
     return backend.kind != "gpu" or backend.device_key.startswith("cpu:")
 
 
-def resident_blocks(backend: Backend, config: LaunchConfig, resources: dict) -> int:
+def resident_blocks(backend: Backend, config: Launch, resources: dict) -> int:
     """Psat: resident blocks per SM (1 work-group per compute unit on CPU devices)."""
     if _on_cpu(backend):
         return 1
@@ -84,7 +85,7 @@ def resident_blocks(backend: Backend, config: LaunchConfig, resources: dict) -> 
                      resources.get("registers") or 0, shared).blocks_per_sm
 
 
-def ladder(config: LaunchConfig, psat: int, sm_count: int) -> list[dict]:
+def ladder(config: Launch, psat: int, sm_count: int) -> list[dict]:
     """Every sample a launch has: one per multiplier whose grid (cut into whole rows or
     planes) differs from the previous one and stays short of the full grid."""
     rungs, previous = [], None
@@ -102,19 +103,19 @@ def ladder(config: LaunchConfig, psat: int, sm_count: int) -> list[dict]:
         previous = grid
 
 
-def _full_rung(config: LaunchConfig, psat: int) -> dict:
+def _full_rung(config: Launch, psat: int) -> dict:
     rung = {**full_grid_columns(config), "psat": psat}
     del rung["l2_state"]
     return rung
 
 
-def time_rung(session: LaunchSession, config: LaunchConfig, rung: dict, state: str,
+def time_rung(session: LaunchSession, config: Launch, rung: dict, state: str,
               policy: TimingPolicy) -> dict:
     """One sample timed with a ``warm``, ``cold`` or ``paid`` L2: the rung's columns and
     timing."""
     backend = session.backend
     grid = (rung["sample_grid_x"], rung["sample_grid_y"], rung["sample_grid_z"])
-    sample = dataclasses.replace(config, grid=grid)
+    sample = dataclasses.replace(session.launch, grid=grid)
     timer = backend.time_paid if state == "paid" else backend.time_launch
 
     def before() -> None:
@@ -126,7 +127,7 @@ def time_rung(session: LaunchSession, config: LaunchConfig, rung: dict, state: s
     return {**rung, "l2_state": state, **stats.columns()}
 
 
-def _sample_rows(session: LaunchSession, config: LaunchConfig, psat: int,
+def _sample_rows(session: LaunchSession, config: Launch, psat: int,
                  policy: TimingPolicy, states: tuple[str, ...]) -> Iterator[dict]:
     """The ladder's samples timed in each of ``states``, up to the rung where the first
     state's time (or the share of the grid) says the samples are long enough."""
@@ -141,7 +142,7 @@ def _sample_rows(session: LaunchSession, config: LaunchConfig, psat: int,
             return
 
 
-def measure_samples(backend: Backend, kernel: CorpusKernel, config: LaunchConfig, *,
+def measure_samples(backend: Backend, kernel: Any, config: Any = None, *,
                     prepared: Prepared | None = None, policy: TimingPolicy | None = None,
                     seed: int = 0, monitor: Any = None, prep_dir: str | None = None,
                     choose: Callable[[list[dict], Callable[[int, str], float]], Any] | None = None,
@@ -152,15 +153,18 @@ def measure_samples(backend: Backend, kernel: CorpusKernel, config: LaunchConfig
     every L2 state the backend has). With it, only
     those it asks for: ``choose(rungs, time)`` gets the ladder (a dict per sample, then
     the full grid with ``k`` 0) and ``time(i, l2_state)``, which runs rung ``i`` and
-    returns its median seconds; what ``choose`` returns is dropped."""
+    returns its median seconds; what ``choose`` returns is dropped. ``kernel`` is a
+    :class:`~kerncast.measure.Job`, or a corpus kernel at ``config``."""
+    job = as_job(kernel, config, backend.language)
+    config = job.launch
     policy = policy or TimingPolicy()
     monitor = monitor or NullMonitor()
-    base = launch_columns(kernel, config, backend.language, backend.device_key, backend.sm_count)
+    base = launch_columns(job, None, backend.language, backend.device_key, backend.sm_count)
     static = static_provenance(backend)
     before = monitor.clocks()
     rows: list[dict] = []
     try:
-        with LaunchSession(backend, kernel, config, prepared=prepared, seed=seed,
+        with LaunchSession(backend, job, prepared=prepared, seed=seed,
                            prep_dir=prep_dir) as session:
             base.update(session.resources)
             psat = resident_blocks(backend, config, session.resources)
@@ -193,7 +197,7 @@ def measure_samples(backend: Backend, kernel: CorpusKernel, config: LaunchConfig
     return rows
 
 
-def measure_paid(backend: Backend, kernel: CorpusKernel, config: LaunchConfig,
+def measure_paid(backend: Backend, kernel: Any, config: Any = None,
                  **options: Any) -> list[dict]:
     """The ladder of samples timed ``paid`` only (``samples`` rows; a failure is one row,
     with ``l2_state`` paid). ``options`` are those of :func:`measure_samples`.
@@ -217,7 +221,7 @@ def _time_full_grid(rungs: list[dict], time: Callable[[int, str], float]) -> Non
     time(len(rungs) - 1, "cold")
 
 
-def full_grid_columns(config: LaunchConfig) -> dict:
+def full_grid_columns(config: Any) -> dict:
     """The sample columns of a whole-grid row, also on its failure rows (which the
     campaign then knows as this experiment's, not the ladder's)."""
     gx, gy, gz = (list(config.grid) + [1, 1, 1])[:3]
@@ -226,12 +230,13 @@ def full_grid_columns(config: LaunchConfig) -> dict:
             "l2_state": "cold"}
 
 
-def measure_full(backend: Backend, kernel: CorpusKernel, config: LaunchConfig,
+def measure_full(backend: Backend, kernel: Any, config: Any = None,
                  **options: Any) -> list[dict]:
     """The whole grid timed as a cold sample: one ``samples`` row with ``k`` 0 (a failure
     is one row too). ``options`` are those of :func:`measure_samples`."""
-    rows = measure_samples(backend, kernel, config, choose=_time_full_grid, **options)
+    job = as_job(kernel, config, backend.language)
+    rows = measure_samples(backend, job, choose=_time_full_grid, **options)
     for row in rows:
         if row["status"] != "ok":
-            row.update(full_grid_columns(config))
+            row.update(full_grid_columns(job.launch))
     return rows

@@ -11,13 +11,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from kerncast.corpus import CorpusKernel, LaunchConfig
 from kerncast.measure._backend import Backend, CompileError, DeviceMemoryError, LaunchError
-from kerncast.measure._prep import Prepared, load_prepared
+from kerncast.measure._job import Job, ViewOf, as_job
+from kerncast.measure._prep import Prepared
 from kerncast.measure._run import TooLarge, check_launchable, plan_input_sets
 from kerncast.measure._timing import TimingPolicy
 
-__all__ = ["Failure", "LaunchSession"]
+__all__ = ["Failure", "LaunchSession", "upload_args"]
+
+
+def upload_args(backend: Backend, args: dict[str, Any]) -> dict[str, Any]:
+    """Device copies of ``args``: arrays uploaded, scalars passed on, and each
+    :class:`~kerncast.measure.ViewOf` a pointer into its array's device copy."""
+    dev = backend.upload({n: v for n, v in args.items() if not isinstance(v, ViewOf)})
+    for name, value in args.items():
+        if isinstance(value, ViewOf):
+            dev[name] = backend.offset(dev[value.name], value.byte_offset)
+    return dev
 
 
 class Failure(Exception):
@@ -34,14 +44,15 @@ class LaunchSession:
     Use as a context manager; failures raise :class:`Failure`.
     """
 
-    def __init__(self, backend: Backend, kernel: CorpusKernel, config: LaunchConfig, *,
+    def __init__(self, backend: Backend, kernel: Any, config: Any = None, *,
                  prepared: Prepared | None = None, seed: int = 0, prep_dir: str | None = None):
-        self.backend, self.kernel, self.config = backend, kernel, config
+        self.job: Job = as_job(kernel, config, backend.language)
+        self.backend, self.launch = backend, self.job.launch
         self._prepared, self._seed, self._prep_dir = prepared, seed, prep_dir
         self.compiled = None
         self.dev: dict[str, Any] = {}
         self.pristine: dict[str, Any] = {}
-        self.inout = [a.name for a in kernel.spec.args if a.kind == "buffer" and a.intent == "inout"]
+        self.inout = self.job.buffers("inout")
 
     @property
     def resources(self) -> dict:
@@ -49,22 +60,22 @@ class LaunchSession:
 
     def __enter__(self) -> LaunchSession:
         try:
-            self.compiled = self.backend.compile(self.kernel, self.config)
+            self.compiled = self.backend.compile(self.job.kernel)
         except CompileError as exc:
             raise Failure("compile_failed", str(exc)) from None
-        problem = check_launchable(self.backend, self.config, self.compiled)
+        problem = check_launchable(self.backend, self.launch, self.compiled)
         if problem:
             raise Failure("invalid_config", problem)
         try:
-            plan_input_sets(self.backend, self.kernel, self.config, TimingPolicy(), rotate=False)
+            plan_input_sets(self.backend, self.job, None, TimingPolicy(), rotate=False)
         except TooLarge as exc:
             raise Failure("too_large", str(exc)) from None
-        prepared = self._prepared or load_prepared(self.kernel, self.config, self._seed,
-                                                   self._prep_dir, reference=False)
+        prepared = self._prepared or self.job.prepare(self._seed, self._prep_dir,
+                                                      reference=False)
         self.prepared = prepared
         try:
             self.pristine = self.backend.upload({n: prepared.args[n] for n in self.inout})
-            self.dev = self.backend.upload(prepared.args)
+            self.dev = upload_args(self.backend, prepared.args)
         except DeviceMemoryError as exc:
             self.close()
             raise Failure("out_of_memory", str(exc)) from None

@@ -25,7 +25,7 @@ from kerncast.core import Kernel, Launch, Tuning
 from kerncast.corpus import CorpusKernel, LaunchConfig, get_kernel
 from kerncast.data import Dataset
 from kerncast.models._base import Prediction
-from kerncast.models._user import UserKernel
+from kerncast.core import UserKernel
 from kerncast.models.registry import get_predictor
 
 __all__ = ["LIVE_MODELS", "predict", "resolve_kernel", "sweep", "sweep_space"]
@@ -95,12 +95,18 @@ def _build_warnings(kernel: Kernel, based_on: dict, registers: int | None) -> li
     return out
 
 
-def _live(model: str, kernel, config, device, language, backend: str,
-          budget: float | None = None) -> Prediction:
+def _live(model: str, device: str, backend: str, budget: float | None = None, *,
+          job=None, corpus: tuple | None = None) -> Prediction:
+    """A live prediction from sampled runs on ``backend`` of ``job`` (a
+    :class:`kerncast.measure.Job`), or of the corpus kernel and configuration ``corpus``
+    in the backend's language (``sampling-svr`` needs those: its counters are profiled
+    in a child process that rebuilds the launch)."""
     from kerncast.measure._factory import make_backend  # noqa: PLC0415
+    from kerncast.measure._job import corpus_job  # noqa: PLC0415
     from kerncast.measure._samples import measure_samples  # noqa: PLC0415
 
     be = make_backend(backend, device=device)
+    job = job or corpus_job(*corpus, be.language)
     predictions: list[Prediction] = []
     choose = None
     if model != "sampling-svr":  # run only the samples the model takes
@@ -108,20 +114,21 @@ def _live(model: str, kernel, config, device, language, backend: str,
 
         def choose(rungs: list[dict], time) -> None:
             ladder = pd.DataFrame(rungs).assign(sm_count=be.sm_count)
-            predictions.append(predictor.explain_live(ladder, config.blocks, time,
+            predictions.append(predictor.explain_live(ladder, job.launch.blocks, time,
                                                       be.l2_states))
 
-    rows = _all_ok(measure_samples(be, kernel, config, choose=choose),
-                   f"sampled runs of {kernel.name}")
+    rows = _all_ok(measure_samples(be, job, choose=choose), f"sampled runs of {job.name}")
     if model == "sampling-svr":
+        kernel, config = corpus
         row = _row(kernel, config, be.device_key, be.language, be.sm_count)
-        rows += _whole_grid_if_distrusted(be, kernel, config, row, rows)
+        rows += _whole_grid_if_distrusted(be, job, row, rows)
         prediction = _live_svr(be, device, kernel, config, row, rows)
     else:
         prediction = predictions[0]
     prediction.based_on["backend"] = be.name
     prediction.based_on["device"] = be.device_key
     prediction.based_on["sampled_runs"] = len(rows)
+    prediction.based_on["configuration"] = job.launch.label()
     return prediction
 
 
@@ -136,7 +143,7 @@ def _check_budget(model: str, budget: float | None) -> None:
                          "(0, 1], e.g. 0.05 for samples worth 5% of the predicted launch")
 
 
-def _whole_grid_if_distrusted(be, kernel, config, row: dict, rows: list[dict]) -> list[dict]:
+def _whole_grid_if_distrusted(be, job, row: dict, rows: list[dict]) -> list[dict]:
     """The run of the whole grid (a ``samples`` row) where ``sampling``, the SVR's base,
     does not trust the samples; none where it does."""
     from kerncast.measure._samples import measure_full  # noqa: PLC0415
@@ -146,7 +153,7 @@ def _whole_grid_if_distrusted(be, kernel, config, row: dict, rows: list[dict]) -
     fit = Sampling(fallback=False)._fits(data)[0]
     if fit is None or not _distrusted(fit):
         return []
-    return _all_ok(measure_full(be, kernel, config), f"the run of {kernel.name}'s whole grid")
+    return _all_ok(measure_full(be, job), f"the run of {job.name}'s whole grid")
 
 
 def _all_ok(rows: list[dict], what: str) -> list[dict]:
@@ -246,7 +253,7 @@ def predict(kernel_name: str | CorpusKernel | Kernel, kernel_source: Any = None,
         raise InputError("sampling-svr needs Nsight Compute counters of an NVIDIA GPU "
                          "(--backend cupy); on a CPU device use --model sampling")
     if model in LIVE_MODELS:
-        return _live(model, k, config, device, language, backend, budget)
+        return _live(model, device, backend, budget, corpus=(k, config))
     raise InputError(f"kerncast predict runs the models static, sampling, seed-linear and "
                      f"sampling-svr; "
                      f"{model!r} is scored on datasets with 'kerncast evaluate'")
@@ -257,10 +264,13 @@ def _predict_instance(kernel: Kernel, launch: Launch, device: str, model: str,
                       registers: int | None, progress) -> Prediction:
     if model == "static":
         return _static(kernel, launch, device, sm_count, progress, registers)
+    if model == "sampling-svr":
+        raise InputError("sampling-svr profiles a corpus kernel's sample with Nsight Compute in "
+                         "a process of its own; predict your own kernel with --model sampling")
     if model in LIVE_MODELS:
-        raise InputError(f"--model {model} runs sampled launches of corpus kernels only, for "
-                         "now; predict your own kernel with --model static, or measure it "
-                         "with 'kerncast measure'")
+        from kerncast.measure._job import user_job  # noqa: PLC0415 (measure loads on use)
+
+        return _live(model, device, backend, budget, job=user_job(kernel, launch))
     raise InputError(f"kerncast predict runs the models static, sampling, seed-linear and "
                      f"sampling-svr; {model!r} is scored on datasets with 'kerncast evaluate'")
 

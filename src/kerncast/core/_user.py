@@ -16,7 +16,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kerncast._errors import InputError
-from kerncast.core import Kernel, Launch, Tuning, evaluate, user_launch
+from kerncast.core._expr import evaluate
+from kerncast.core._kernel import Kernel
+from kerncast.core._launch import Launch
+from kerncast.core._launchfile import user_launch
+from kerncast.core._tuning import Tuning
 
 __all__ = ["UserKernel", "language_of"]
 
