@@ -20,7 +20,10 @@ leaves its own in the L2 (tools/writeback_probe.py measured the three on the H10
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -117,7 +120,33 @@ def nvrtc_options(kernel: Kernel) -> tuple[str, ...]:
     regs = [o.replace("--maxrregcount=", "-maxrregcount=") for o in kernel.ptxas_options()
             if o.startswith("--maxrregcount=")]
     return ("-std=c++17", *(f"-D{k}={_define(v)}" for k, v in sorted(kernel.defines.items())),
-            *front_options(kernel), *regs)
+            *front_options(kernel), *regs, *include_flags(kernel))
+
+
+def include_flags(kernel: Kernel) -> tuple[str, ...]:
+    """``-I`` flags for a source that includes headers: its own directory, the user's
+    include directories, and the CUDA toolkit's headers (``cuda_fp16.h``), which NVRTC
+    does not search by itself."""
+    if "#include" not in kernel.source:
+        return ()
+    dirs = [*([kernel.path.parent.resolve()] if kernel.path is not None else []),
+            *(d.resolve() for d in kernel.include_dirs)]
+    return tuple(f"-I{d}" for d in [*dirs, *cuda_include_dirs()])
+
+
+def cuda_include_dirs() -> list[Path]:
+    """The CUDA headers: the NVIDIA wheels', ``$CUDA_HOME``'s, or those beside nvcc."""
+    from kerncast.frontend._toolchain import wheel_root  # noqa: PLC0415 (the frontend loads on use)
+
+    found = []
+    root = wheel_root()
+    nvcc = shutil.which("nvcc")
+    for base in (root, os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"),
+                 Path(nvcc).resolve().parent.parent if nvcc else None, "/usr/local/cuda"):
+        if base and (Path(base) / "include" / "cuda_fp16.h").is_file():
+            found.append(Path(base) / "include")
+            break
+    return found
 
 
 def entry_symbol(kernel: Kernel) -> str:

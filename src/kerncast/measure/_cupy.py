@@ -125,7 +125,7 @@ class CupyBackend(PaidTiming, Backend):
         text = kernel.source
         key = (text, options)
         try:
-            module = self._modules.get(key) or self._module(text, options, kernel.display)
+            module = self._modules.get(key) or self._module(text, options, kernel)
             func = find_function(module.get_function, kernel)  # CuPy compiles here or loads
             self._modules[key] = module
         except CompileError:
@@ -140,13 +140,14 @@ class CupyBackend(PaidTiming, Backend):
             max_threads_per_block=_attribute(func, "max_threads_per_block"))
         return Compiled(kernel, dict(kernel.defines), func, resources)
 
-    def _module(self, text: str, options: tuple[str, ...], name: str):
+    def _module(self, text: str, options: tuple[str, ...], kernel: Kernel):
         """The kernel's module: PTX loaded as it is (the driver compiles it), the shared
         NVRTC cubin, or CuPy's own NVRTC run without one."""
         from kerncast._errors import ToolchainError  # noqa: PLC0415
         from kerncast.measure._nvrtc import cubin_file  # noqa: PLC0415
 
-        if ".entry" in text and ".target" in text and "__global__" not in text:
+        name = kernel.display
+        if kernel.language == "ptx":
             ptx = Path(tempfile.gettempdir()) / \
                 f"kerncast-{hashlib.sha256(text.encode()).hexdigest()[:16]}.ptx"
             ptx.write_text(text)
