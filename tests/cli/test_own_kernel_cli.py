@@ -1,0 +1,121 @@
+"""The command line on one's own kernel: new, predict, measure; mistakes are exit 2 with a
+message naming what is wrong."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kerncast.cli import main
+
+pytestmark = pytest.mark.toolchain
+
+SAXPY = ('extern "C" __global__ void saxpy(int n, float a, const float *x, float *y) {\n'
+         '    int i = blockIdx.x * blockDim.x + threadIdx.x;\n'
+         '    if (i < n) y[i] = a * x[i] + y[i];\n}\n')
+STRUCT = ('struct P { float a; int n; double g; };\n'
+          'extern "C" __global__ void k(const float *x, P p, double *y) {\n'
+          '    int i = blockIdx.x * blockDim.x + threadIdx.x;\n'
+          '    if (i < p.n) y[i] = p.g * x[i] + p.a;\n}\n')
+GATHER = ('extern "C" __global__ void gather(float *y, const int *idx, const float *x) {\n'
+          '    int i = blockIdx.x * blockDim.x + threadIdx.x;\n'
+          '    y[i] = x[idx[i]];\n}\n')
+SAXPY_ARGS = ["n=int32:4096", "a=float32:2", "x=float32[4096]:uniform(0, 1)", "y=float32[4096]"]
+
+
+def _run(capsys, argv: list[str]) -> tuple[int, str, str]:
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _source(tmp_path: Path, text: str = SAXPY, name: str = "k.cu") -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def _predict(tmp_path, source_text, entry, args, grid="16", block="256"):
+    argv = ["predict", _source(tmp_path, source_text), "--kernel", entry, "--grid", grid,
+            "--block", block, "--json"]
+    for spec in args:
+        argv += ["--arg", spec]
+    return argv
+
+
+def test_new_writes_a_template_that_predicts(tmp_path, capsys):
+    code, out, err = _run(capsys, ["new", str(tmp_path / "mine")])
+    assert code == 0, err
+    code, out, err = _run(capsys, ["predict", str(tmp_path / "mine" / "launch.toml"), "--json"])
+    assert code == 0, err
+    assert json.loads(out)["based_on"]["blocks"] == 4096
+    code, _, err = _run(capsys, ["new", str(tmp_path / "mine")])
+    assert code == 2 and "exists" in err
+
+
+def test_a_source_file_predicts_with_its_launch(tmp_path, capsys):
+    code, out, err = _run(capsys, _predict(tmp_path, SAXPY, "saxpy", SAXPY_ARGS))
+    assert code == 0, err
+    p = json.loads(out)
+    assert p["based_on"]["blocks"] == 16 and p["based_on"]["registers"] > 0
+
+
+@pytest.mark.parametrize("args, message", [
+    (SAXPY_ARGS[:3], "takes 4 arguments"),
+    (["n=float32[4]", *SAXPY_ARGS[1:]], "argument n is an array but parameter"),
+    (["n=int32:4096", "a=float32:2", "x=int32:3", "y=float32[4096]"],
+     "argument x is the number 3 but the kernel uses parameter 2 as a pointer"),
+    (["n=int64:99999999999", *SAXPY_ARGS[1:]], "does not fit the .u32 parameter"),
+    (["n=int32:4096", "a=float32:2", "x=float32[4096]:gaussian(0, 1)", "y=float32[4096]"],
+     "unknown generator 'gaussian'"),
+    (["n=int32:4096", "a=complex:2", *SAXPY_ARGS[2:]], "not a kernel argument type"),
+])
+def test_arguments_that_do_not_match_the_kernel_are_exit_2(tmp_path, capsys, args, message):
+    code, out, err = _run(capsys, _predict(tmp_path, SAXPY, "saxpy", args))
+    assert code == 2, (out, err)
+    assert message in " ".join(err.split()) and "Traceback" not in err
+
+
+def test_a_struct_of_the_wrong_size_is_exit_2(tmp_path, capsys):
+    good = ["x=float32[512]", "p=struct:float32=1,int32=512,float64=2", "y=float64[512]"]
+    code, _, err = _run(capsys, _predict(tmp_path, STRUCT, "k", good, grid="2"))
+    assert code == 0, err
+    bad = ["x=float32[512]", "p=struct:float32=1,int32=512", "y=float64[512]"]
+    code, _, err = _run(capsys, _predict(tmp_path, STRUCT, "k", bad, grid="2"))
+    assert code == 2 and "must be 16 bytes" in " ".join(err.split())
+
+
+def test_an_array_too_small_for_the_grid_names_the_line_and_thread(tmp_path, capsys):
+    idx = tmp_path / "idx.npy"
+    np.save(idx, np.full(512, 600, np.int32))
+    args = ["y=float32[512]", f"idx=npy:{idx}", "x=float32[100]"]
+    code, _, err = _run(capsys, _predict(tmp_path, GATHER, "gather", args, grid="2"))
+    text = " ".join(err.split())
+    assert code == 2 and "out-of-bounds" in text and "thread" in text and "PTX line" in text
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--grid", "16"], "give --kernel, --block"),
+    (["--kernel", "nope", "--grid", "1", "--block", "32"], "no kernel 'nope'"),
+    (["--kernel", "saxpy", "--grid", "a", "--block", "32"], "--grid 'a' is not"),
+])
+def test_an_incomplete_launch_is_exit_2(tmp_path, capsys, extra, message):
+    code, _, err = _run(capsys, ["predict", _source(tmp_path), *extra, "--arg", "n=int32:1"])
+    assert code == 2 and message in " ".join(err.split())
+
+
+def test_launch_options_do_not_go_with_a_launch_file(tmp_path, capsys):
+    code, _, err = _run(capsys, ["new", str(tmp_path / "m")])
+    code, _, err = _run(capsys, ["predict", str(tmp_path / "m" / "launch.toml"), "--grid", "4"])
+    assert code == 2 and "is a launch file" in err
+
+
+def test_measure_on_pocl_runs_ones_own_opencl_kernel(pocl, capsys):
+    path = Path(__file__).resolve().parents[1] / "userkernels" / "vadd.toml"
+    code, out, err = _run(capsys, ["measure", str(path), "--backend", "pocl", "--json"])
+    assert code == 0, err
+    row = json.loads(out)
+    assert row["status"] == "ok" and row["kernel"] == "vadd" and row["time_median_s"] > 0
