@@ -138,3 +138,129 @@ def test_explain_agrees_with_predict(name, data):
     assert all(isinstance(p, Prediction) and p.model == name for p in explained)
     assert all(set(p.breakdown) <= set(BREAKDOWN_KEYS) for p in explained)
     assert np.allclose([p.seconds for p in explained], model.predict(target), rtol=0, atol=0)
+
+
+# -- the launch path: every model predicts one launch, or says why it cannot ------------
+
+SAXPY = ('extern "C" __global__ void saxpy(int n, float a, const float *x, float *y) {\n'
+         '    int i = blockIdx.x * blockDim.x + threadIdx.x;\n'
+         '    if (i < n) y[i] = a * x[i] + y[i];\n}\n')
+FAKE = "tests.measure.fakes:FakeBackend"
+
+
+@pytest.mark.toolchain
+@pytest.mark.parametrize("name", MODELS)
+def test_every_model_predicts_a_launch_or_says_why_not(name):
+    """Through the one driver: a corpus launch (sampled on the fake GPU backend where the
+    model needs sampled runs), and one's own kernel and launch."""
+    import kerncast
+    from kerncast import InputError, KerncastError, ToolchainError
+
+    own = (kerncast.Kernel.of("saxpy", SAXPY),
+           kerncast.Launch(16, 256, args=(np.int32(4096), np.float32(2),
+                                          kerncast.Array("float32", 4096, "uniform(0, 1)"),
+                                          kerncast.Array("float32", 4096))))
+    cls = predictor_class(name)
+    for call in (lambda: kerncast.predict("corpus:copy_vector", size="small", model=name,
+                                          backend=FAKE),
+                 lambda: kerncast.predict(*own, model=name, backend=FAKE)):
+        try:
+            p = call()
+        except ToolchainError as exc:  # a tool the model needs is missing here: named
+            assert "install" in str(exc) or "CUDA toolkit" in str(exc), str(exc)
+            continue
+        except KerncastError as exc:  # a model that cannot: says what to use instead
+            assert isinstance(exc, InputError), str(exc)
+            assert "--model" in str(exc) or "kerncast evaluate" in str(exc), str(exc)
+            continue
+        assert isinstance(p, Prediction) and p.model == name
+        assert np.isfinite(p.seconds) and p.seconds > 0
+        assert p.based_on.get("configuration")
+
+
+# -- the backends: every registered kind keeps the same contract ---------------------------
+
+def _recorded(tmp_path):
+    """A dataset with one recorded ``times`` row, for the replay backend."""
+    from kerncast.corpus import get_kernel
+    from kerncast.data import Dataset
+    from kerncast.measure._run import measure_config
+    from tests.measure.fakes import FakeBackend
+
+    kernel = get_kernel("copy_vector")
+    row = measure_config(FakeBackend(), kernel, kernel.launch("small"))
+    Dataset(times=__import__("pandas").DataFrame([row])).write(tmp_path / "rec")
+    return tmp_path / "rec"
+
+
+def _backend(kind, monkeypatch, tmp_path, pocl_backend):
+    """An instance of ``kind``: the CUDA ones over the stand-ins for CuPy and the driver
+    API, PoCL for real, replay over a recorded row; None where none can be made here."""
+    import sys
+    import types
+
+    from tests.measure.cuda_fakes import fake_cupy, fake_driver
+
+    log: list = []
+    if kind.name == "cupy":
+        monkeypatch.setitem(sys.modules, "cupy", fake_cupy(log))
+        monkeypatch.setattr("kerncast.measure._nvrtc.cubin_file",
+                            lambda *a: (_ for _ in ()).throw(kerncast_toolchain()))
+        return kind.make(device="h100")
+    if kind.name == "driver":
+        cu = fake_driver(log)
+        bindings = types.ModuleType("cuda.bindings")
+        bindings.driver = cu
+        cuda = types.ModuleType("cuda")
+        cuda.bindings = bindings
+        for module, value in (("cuda", cuda), ("cuda.bindings", bindings),
+                              ("cuda.bindings.driver", cu)):
+            monkeypatch.setitem(sys.modules, module, value)
+        monkeypatch.setattr("kerncast.measure._nvml.try_nvml", lambda *a: None)
+        return kind.make(device="h100", sm_count=16)
+    if kind.name == "pocl":
+        return pocl_backend
+    if kind.name == "replay":
+        return kind.make(dataset=str(_recorded(tmp_path)), device="h100")
+    return None
+
+
+def kerncast_toolchain():
+    from kerncast import ToolchainError
+
+    return ToolchainError("no NVRTC here")
+
+
+@pytest.fixture
+def pocl_or_none(request):
+    from tests.conftest import _pocl_backend
+
+    return _pocl_backend()[0]
+
+
+def _backend_kinds():
+    from kerncast.measure._registry import BACKEND_KINDS
+
+    return list(BACKEND_KINDS.values())
+
+
+@pytest.mark.parametrize("kind", _backend_kinds(), ids=lambda k: k.name)
+def test_every_backend_declares_and_keeps_its_contract(kind, monkeypatch, tmp_path,
+                                                       pocl_or_none):
+    from kerncast.corpus import get_kernel
+    from kerncast.measure._backend import Backend
+    from kerncast.measure._job import corpus_job
+    from kerncast.measure._plan import EXPERIMENTS
+
+    assert kind.language in ("cuda", "opencl") and kind.description
+    assert kind.experiments is None or kind.experiments <= set(EXPERIMENTS)
+    backend = _backend(kind, monkeypatch, tmp_path, pocl_or_none)
+    if backend is None:
+        pytest.skip(f"no {kind.name} backend can be made on this machine")
+    assert isinstance(backend, Backend) and backend.language == kind.language
+    kernel = get_kernel("copy_vector")
+    job = corpus_job(kernel, kernel.launch("small"), backend.language)
+    row = backend.measure(job)
+    assert row["kernel"] == "copy_vector" and row["config"] == job.columns["config"]
+    assert row["status"] in ("ok", "wrong_output"), row.get("error")
+    assert row["time_median_s"] > 0

@@ -47,6 +47,8 @@ def corpus_of(kernel, launch):
     """The corpus kernel and launch configuration a compiled kernel and launch came from
     (the configuration's grid is the launch's: a sample runs fewer blocks)."""
     corpus = _corpus_kernel(kernel)
+    if corpus is None:  # one's own kernel: the fake runs it as a kernel that writes nothing
+        return None, None
     config = corpus.launch(launch.size, dict(launch.params))
     return corpus, dataclasses.replace(config, grid=tuple(launch.grid[:len(config.grid)]))
 
@@ -102,7 +104,7 @@ class FakeBackend(Backend):
 
     def launch(self, compiled, launch, dev_args):
         kernel, config = corpus_of(compiled.kernel, launch)
-        behaviour = self._behaviour(kernel, launch.label())
+        behaviour = self._behaviour(kernel or compiled.kernel, launch.label())
         self.events.append("launch")
         self.launches += 1
         if behaviour == "hang":
@@ -111,7 +113,7 @@ class FakeBackend(Backend):
             os.kill(os.getpid(), signal.SIGSEGV)
         if behaviour == "launch_error":
             raise LaunchError("fake driver: CUDA_ERROR_ILLEGAL_ADDRESS")
-        if behaviour == "unwritten":
+        if behaviour == "unwritten" or kernel is None:
             return
         result = module_of(kernel).reference(kernel.name, dev_args, params_of(kernel, config))
         for name, value in result.items():

@@ -14,10 +14,11 @@ from kerncast.corpus import CorpusKernel, get_kernel
 from kerncast.measure._backend import Backend
 from kerncast.measure._job import Job, corpus_job, user_job
 from kerncast.measure._factory import backend_language, make_backend
+from kerncast.measure._registry import BACKEND_KINDS
 from kerncast.measure._provenance import CpuMonitor, NullMonitor
 from kerncast.measure._timing import TimingPolicy
 
-__all__ = ["Measurement", "measure", "monitor_for"]
+__all__ = ["Measurement", "measure", "monitor_for", "monitor_of"]
 
 
 @dataclass
@@ -48,13 +49,24 @@ class Measurement:
 
 
 def monitor_for(backend: Backend) -> Any:
-    """The clock monitor that suits a backend: NVML on NVIDIA GPUs, /proc/cpuinfo on CPUs."""
+    """The clock monitor that suits a backend: NVML on NVIDIA GPUs, /proc/cpuinfo on CPUs
+    (as its registered kind declares)."""
     if backend.kind == "cpu":
         return CpuMonitor()
-    if backend.name in ("cupy", "driver", "opencl"):
-        from kerncast.measure._nvml import try_nvml  # noqa: PLC0415
+    kind = BACKEND_KINDS.get(backend.name)
+    return monitor_of(kind.monitor if kind is not None else "none",
+                      getattr(backend, "pci_bus_id", None))
 
-        return try_nvml(getattr(backend, "pci_bus_id", None)) or NullMonitor()
+
+def monitor_of(name: str, pci_bus_id: str | None = None) -> Any:
+    """The clock monitor ``nvml`` (NVIDIA GPUs; none where NVML is missing), ``cpu`` or
+    ``none``."""
+    if name == "cpu":
+        return CpuMonitor()
+    if name == "nvml":
+        from kerncast.measure._nvml import try_nvml  # noqa: PLC0415 (nvidia-ml-py on use)
+
+        return try_nvml(pci_bus_id) or NullMonitor()
     return NullMonitor()
 
 

@@ -38,7 +38,9 @@ from typing import Any
 
 from kerncast._errors import InputError, ToolchainError
 from kerncast.corpus import SIZE_NAMES, get_kernel, list_kernels
-from kerncast.measure._factory import BACKENDS, backend_language
+from kerncast.measure._api import monitor_of
+from kerncast.measure._factory import backend_language
+from kerncast.measure._registry import BACKEND_KINDS
 from kerncast.measure._plan import (
     DEFAULT_SM_COUNTS,
     PROFILED,
@@ -48,15 +50,13 @@ from kerncast.measure._plan import (
     item_key,
     plan_units,
 )
-from kerncast.measure._provenance import CpuMonitor, NullMonitor, host_cpu_key, row_provenance
+from kerncast.measure._provenance import host_cpu_key, row_provenance
 from kerncast.measure._run import failure_row, launch_columns
 from kerncast.measure._supervise import run_worker
 from kerncast.measure._timing import TimingPolicy
 
 __all__ = ["Campaign", "CampaignResult"]
 
-ALLOWED = {"pocl": {"times", "samples", "samples-full", "cpu"},
-           "opencl": {"times", "samples", "samples-full", "energy", "cpu"}}
 FAILURE_EXTRAS = {
     "times": {"experiment": "times", "input_sets": 0},
     "samples": {"k": 0, "psat": 0, "blocks_requested": 0, "blocks_launched": 0,
@@ -183,39 +183,42 @@ class Campaign:
         self.policy = policy or TimingPolicy()
         self.flush_rows, self.flush_s, self.ncu_batch = flush_rows, flush_s, ncu_batch
         self.compact = compact
+        self.kind = BACKEND_KINDS.get(backend)  # None for a backend named module:attr
         self.language = language or backend_language(backend)
         self.device_key, self.total_sms, self.device_arg = self._resolve_device(device)
         self.cpu_key = host_cpu_key()
-        default_workers = 0 if backend == "pocl" else min(4, max(0, (os.cpu_count() or 1) - 2))
+        on_cpu = self.kind is not None and self.kind.device == "cpu"
+        default_workers = 0 if on_cpu else min(4, max(0, (os.cpu_count() or 1) - 2))
         self.workers = default_workers if workers is None else max(0, workers)
         self._check_experiments()
 
     # -- set-up ---------------------------------------------------------------------------
     def _resolve_device(self, device: str | None) -> tuple[str, int, str | None]:
-        if self.backend == "pocl":
+        if self.kind is not None and self.kind.device == "cpu":
             if device not in (None, "cpu", "host") and not str(device).startswith("cpu:"):
-                raise InputError(f"the pocl backend measures this machine's CPU, not {device!r}; "
-                                 "pass --device cpu")
+                raise InputError(f"the {self.backend} backend measures this machine's CPU, "
+                                 f"not {device!r}; pass --device cpu")
             return host_cpu_key(), os.cpu_count() or 1, None
         if device is None:
             raise InputError("--device is required (the GPU's name, e.g. h100)")
         from kerncast.devices import get_device  # noqa: PLC0415
 
-        if self.backend not in BACKENDS and str(device).startswith("cpu:"):
+        if self.kind is None and str(device).startswith("cpu:"):
             return str(device), 1, device
         spec = get_device(device)
         return spec.key, spec.compute.sm_count, device
 
     def _check_experiments(self) -> None:
-        allowed = ALLOWED.get(self.backend)
-        if allowed is not None:
-            bad = [e for e in self.experiments if e not in allowed]
-            if bad:
-                raise InputError(f"the {self.backend} backend cannot run {', '.join(bad)} "
-                                 f"(it runs {', '.join(sorted(allowed))}); use --backend cupy "
-                                 "on an NVIDIA GPU")
-        if self.backend == "replay":
-            raise InputError("a campaign measures; --backend replay only serves recorded rows")
+        if self.kind is None:
+            return
+        if self.kind.device == "recorded":
+            raise InputError(f"a campaign measures; --backend {self.backend} only serves "
+                             "recorded rows")
+        bad = [e for e in self.experiments if not self.kind.can_run(e)]
+        if bad:
+            raise InputError(f"the {self.backend} backend cannot run {', '.join(bad)} "
+                             f"(it runs {', '.join(sorted(self.kind.experiments or ()))}); use "
+                             "--backend cupy on an NVIDIA GPU")
 
     def _check_tools(self) -> None:
         if any(e in PROFILED for e in self.experiments):
@@ -224,7 +227,7 @@ class Campaign:
             if ncu_path() is None:
                 raise ToolchainError("the counters experiment needs Nsight Compute (ncu); "
                                      "install the CUDA toolkit or drop counters")
-        if {"energy", "energy-sweep"} & set(self.experiments) and self.backend in BACKENDS:
+        if {"energy", "energy-sweep"} & set(self.experiments) and self.kind is not None:
             from kerncast.measure._nvml import try_nvml  # noqa: PLC0415
 
             if try_nvml() is None:
@@ -322,13 +325,7 @@ class Campaign:
         return False
 
     def _make_monitor(self):
-        if self.backend == "pocl":
-            return CpuMonitor()
-        if self.backend in BACKENDS:
-            from kerncast.measure._nvml import try_nvml  # noqa: PLC0415
-
-            return try_nvml() or NullMonitor()
-        return NullMonitor()
+        return monitor_of(self.kind.monitor if self.kind is not None else "none")
 
     def _pool(self) -> ProcessPoolExecutor | None:
         if not self.workers:

@@ -21,16 +21,79 @@ from typing import Any
 
 from kerncast._errors import InputError
 from kerncast.measure._backend import Backend
+from kerncast.measure._registry import BACKEND_KINDS, BackendKind, backend_kind, register_backend
 
 __all__ = ["BACKENDS", "backend_language", "make_backend"]
 
-BACKENDS = ("cupy", "driver", "opencl", "pocl", "replay")
 CPU_DEVICE_NAMES = ("cpu", "host")
 
 
+def _cupy(device: str | None = None, sm_count: int | None = None, **_: Any) -> Backend:
+    if sm_count is not None:  # a green context limits the SMs: the driver API's
+        return _driver(device=device, sm_count=sm_count)
+    from kerncast.measure._cupy import CupyBackend  # noqa: PLC0415 (CuPy loads on use)
+
+    return CupyBackend(device=device)
+
+
+def _driver(device: str | None = None, sm_count: int | None = None, **_: Any) -> Backend:
+    from kerncast.measure._driver import DriverBackend  # noqa: PLC0415 (cuda-python on use)
+
+    return DriverBackend(device=device, sm_count=sm_count)
+
+
+def _nvidia_opencl(device: str | None = None, **_: Any) -> Backend:
+    from kerncast.measure._cuda_common import resolve_device_key  # noqa: PLC0415
+    from kerncast.measure._opencl import OpenCLBackend  # noqa: PLC0415 (PyOpenCL on use)
+
+    backend = OpenCLBackend("nvidia")
+    if device is not None:
+        backend.device_key = resolve_device_key(backend.device.name.strip(), device)
+    return backend
+
+
+def _pocl(device: str | None = None, **_: Any) -> Backend:
+    from kerncast.measure._opencl import OpenCLBackend  # noqa: PLC0415 (PyOpenCL on use)
+
+    if device is not None and device.lower() not in CPU_DEVICE_NAMES \
+            and not device.startswith("cpu:"):
+        raise InputError(f"the pocl backend runs on this machine's CPU, not on {device!r}; "
+                         "pass --device cpu (or use --backend cupy/opencl on a GPU)")
+    return OpenCLBackend("portable")
+
+
+def _replay(device: str | None = None, sm_count: int | None = None, dataset: Any = None,
+            language: str | None = None) -> Backend:
+    from kerncast.measure._replay import ReplayBackend  # noqa: PLC0415
+
+    if dataset is None:
+        raise InputError("--backend replay needs --dataset PATH (a dataset under data/)")
+    return ReplayBackend(dataset, device=device, sm_count=sm_count, language=language)
+
+
+_GPU_ONLY = frozenset({"times", "samples", "samples-full", "cpu"})
+for _kind in (
+    BackendKind("cupy", "cuda", "gpu", None, "nvml", _cupy,
+                "CUDA through CuPy on the whole GPU (times, samples, energy, counters); "
+                "with an SM count, the driver backend"),
+    BackendKind("driver", "cuda", "gpu", None, "nvml", _driver,
+                "CUDA through the driver API in a green context limited to N SMs (sm-sweep)"),
+    BackendKind("opencl", "opencl", "gpu", _GPU_ONLY | {"energy"}, "nvml", _nvidia_opencl,
+                "OpenCL through NVIDIA's driver on the GPU"),
+    BackendKind("pocl", "opencl", "cpu", _GPU_ONLY, "cpu", _pocl,
+                "OpenCL through PoCL on this machine's CPU"),
+    BackendKind("replay", "cuda", "recorded", frozenset(), "none", _replay,
+                "recorded rows of a dataset, served through the same measuring API"),
+):
+    register_backend(_kind)
+
+BACKENDS = tuple(BACKEND_KINDS)
+
+
 def backend_language(name: str) -> str:
-    """The source language a backend runs."""
-    return "opencl" if name in ("opencl", "pocl") else "cuda"
+    """The source language a backend runs (CUDA for a backend named ``module:attr``)."""
+    kind = BACKEND_KINDS.get(name)
+    return kind.language if kind is not None else "cuda"
 
 
 def _custom(name: str, **options: Any) -> Backend:
@@ -45,7 +108,8 @@ def _custom(name: str, **options: Any) -> Backend:
 
 def make_backend(name: str, *, device: str | None = None, sm_count: int | None = None,
                  dataset: Any = None, language: str | None = None) -> Backend:
-    """Create the backend ``name`` for ``device``.
+    """Create the backend ``name`` for ``device`` (a registered kind, or ``module:attr``
+    for any importable factory: tests plug in fakes so).
 
     Raises
     ------
@@ -56,44 +120,7 @@ def make_backend(name: str, *, device: str | None = None, sm_count: int | None =
         When the backend's library or device is missing (the message says what to
         install or which backend to use instead).
     """
-    if ":" in name and name.split(":", 1)[0] not in BACKENDS:
+    if ":" in name and name.split(":", 1)[0] not in BACKEND_KINDS:
         return _custom(name, device=device, sm_count=sm_count)
-    if name == "cupy":
-        if sm_count is not None:
-            from kerncast.measure._driver import DriverBackend  # noqa: PLC0415
-
-            return DriverBackend(device=device, sm_count=sm_count)
-        from kerncast.measure._cupy import CupyBackend  # noqa: PLC0415
-
-        return CupyBackend(device=device)
-    if name == "driver":
-        from kerncast.measure._driver import DriverBackend  # noqa: PLC0415
-
-        return DriverBackend(device=device, sm_count=sm_count)
-    if name in ("opencl", "pocl"):
-        return _opencl(name, device)
-    if name == "replay":
-        from kerncast.measure._replay import ReplayBackend  # noqa: PLC0415
-
-        if dataset is None:
-            raise InputError("--backend replay needs --dataset PATH (a dataset under data/)")
-        return ReplayBackend(dataset, device=device, sm_count=sm_count,
-                             language=language)
-    raise InputError(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}")
-
-
-def _opencl(name: str, device: str | None) -> Backend:
-    from kerncast.measure._opencl import OpenCLBackend  # noqa: PLC0415
-
-    if name == "pocl":
-        if device is not None and device.lower() not in CPU_DEVICE_NAMES \
-                and not device.startswith("cpu:"):
-            raise InputError(f"the pocl backend runs on this machine's CPU, not on {device!r}; "
-                             "pass --device cpu (or use --backend cupy/opencl on a GPU)")
-        return OpenCLBackend("portable")
-    backend = OpenCLBackend("nvidia")
-    if device is not None:
-        from kerncast.measure._cuda_common import resolve_device_key  # noqa: PLC0415
-
-        backend.device_key = resolve_device_key(backend.device.name.strip(), device)
-    return backend
+    return backend_kind(name).make(device=device, sm_count=sm_count, dataset=dataset,
+                                   language=language)

@@ -32,7 +32,8 @@ from kerncast._errors import InputError, NotFittedError
 from kerncast.data import Dataset
 from kerncast.models._persist import decode, encode
 
-__all__ = ["BREAKDOWN_KEYS", "FORMAT_VERSION", "NEEDS", "Prediction", "Predictor"]
+__all__ = ["BREAKDOWN_KEYS", "FORMAT_VERSION", "NEEDS", "LaunchInputs", "Prediction",
+           "Predictor"]
 
 #: What a model may need from the user, and what each means.
 NEEDS: dict[str, str] = {
@@ -82,6 +83,26 @@ class Prediction:
         return asdict(self)
 
 
+@dataclass
+class LaunchInputs:
+    """What the prediction driver gathered for one launch, as the model's ``needs`` ask.
+
+    ``device`` and ``sm_count`` say where the launch runs; ``backend`` (a measurement
+    backend) and ``job`` (the launch as a measurement job) are there for models that
+    need sampled runs or counters; ``corpus`` is the (kernel, configuration) of a corpus
+    launch, for models that rebuild the launch in another process; ``registers`` is what
+    the user's own build reports; ``progress`` is told each step.
+    """
+
+    device: str
+    sm_count: int | None = None
+    backend: Any = None
+    job: Any = None
+    corpus: tuple | None = None
+    registers: int | None = None
+    progress: Any = None
+
+
 class Predictor(BaseEstimator):
     """Base class of every kerncast performance model (see the module docstring)."""
 
@@ -114,6 +135,19 @@ class Predictor(BaseEstimator):
     def explain(self, dataset: Dataset) -> list[Prediction]:
         """A :class:`Prediction` per row; models without a breakdown give only seconds."""
         return [Prediction(seconds=float(s), model=self.name) for s in self.predict(dataset)]
+
+    def explain_launch(self, kernel: Any, launch: Any, inputs: LaunchInputs) -> Prediction:
+        """Predict one launch of ``kernel`` (:class:`kerncast.Kernel`, :class:`kerncast.Launch`)
+        from what ``inputs`` holds (the driver gathers what :attr:`needs` names).
+
+        Raises
+        ------
+        InputError
+            For a model that predicts from measured datasets only.
+        """
+        raise InputError(f"the model {self.name!r} predicts from measured datasets, not one "
+                         "launch; score it with 'kerncast evaluate', or predict with --model "
+                         "static or sampling")
 
     def _fit(self, dataset: Dataset) -> None:
         """Learn the model's state; the default learns nothing."""

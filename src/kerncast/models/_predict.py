@@ -1,13 +1,14 @@
 """``kerncast.predict``: one prediction for one kernel launch, from the model the user picks.
 
-The static model needs only the source, the launch and the device spec (and its
-calibration, or the nearest calibrated one adapted to the spec). The sampling models
-need sampled runs: in *live* mode they run the samples they take themselves through a
-measurement backend (CuPy on an NVIDIA GPU, or PoCL on this CPU, the seed's "other
-vendor"), then predict; a grid too small to sample is measured directly, and the
-prediction says so. ``sampling-svr`` also profiles its second sample (3·Psat·N_SM
-blocks) with Nsight Compute and asks the SVR kerncast ships (trained on its H100
-dataset, or the one trained for the device where there is one).
+One path for every model: the user's input becomes a :class:`kerncast.Kernel` and a
+:class:`kerncast.Launch`; a small driver gathers what the model's ``needs`` name (for
+sampled runs or counters, a measurement backend and the launch as a measurement job)
+and asks the model's :meth:`~kerncast.models.Predictor.explain_launch`. The static model
+needs only the source, the launch and the device spec (and its calibration); the
+sampling models run the samples they take through the backend (CuPy on an NVIDIA GPU,
+or PoCL on this CPU, the seed's "other vendor"); ``sampling-svr`` also profiles its
+second sample with Nsight Compute. Models that predict from measured datasets only say
+so. ``kerncast.sweep`` predicts every configuration of a launch space statically.
 """
 
 from __future__ import annotations
@@ -21,16 +22,13 @@ from typing import Any
 import pandas as pd
 
 from kerncast._errors import InputError
-from kerncast.core import Kernel, Launch, Tuning
-from kerncast.corpus import CorpusKernel, LaunchConfig, get_kernel
-from kerncast.data import Dataset
-from kerncast.models._base import Prediction
-from kerncast.core import UserKernel
-from kerncast.models.registry import get_predictor
+from kerncast.core import Kernel, Launch, Tuning, UserKernel
+from kerncast.corpus import CorpusKernel, get_kernel
+from kerncast.models._base import LaunchInputs, Prediction, Predictor
+from kerncast.models._static import StaticSimulator
+from kerncast.models.registry import predictor_class
 
-__all__ = ["LIVE_MODELS", "predict", "resolve_kernel", "sweep", "sweep_space"]
-
-LIVE_MODELS = ("sampling", "seed-linear", "sampling-svr")
+__all__ = ["predict", "resolve_kernel", "sweep", "sweep_space"]
 
 
 def resolve_kernel(name: str | CorpusKernel) -> CorpusKernel:
@@ -54,140 +52,38 @@ def resolve_kernel(name: str | CorpusKernel) -> CorpusKernel:
     return get_kernel(text)
 
 
-def _row(kernel: CorpusKernel, config: LaunchConfig, device_key: str, language: str,
-         sm_count: int) -> dict:
-    return {"kernel": kernel.name, "language": language, "size": config.size,
-            "config": config.label(), "tunables": json.dumps(config.tunables, sort_keys=True),
-            "device": device_key, "sm_count": sm_count,
-            "blocks": config.blocks, "threads_per_block": config.threads_per_block,
-            "status": "ok"}
-
-
-def _static(kernel: Kernel, launch: Launch, device: str, sm_count: int | None,
-            progress=None, registers: int | None = None) -> Prediction:
-    from kerncast.sim import predict_launch  # noqa: PLC0415 (the simulator loads on use)
-
-    res = predict_launch(kernel, launch, device, sm_count=sm_count, progress=progress)
-    based_on = {**res.based_on, "configuration": launch.label()}
-    warnings = _build_warnings(kernel, res.based_on, registers)
-    if warnings:
-        based_on["warning"] = "; ".join(warnings)
-    return Prediction(res.seconds, "static", breakdown=res.breakdown, bottleneck=res.bottleneck,
-                      based_on=based_on)
-
-
-def _build_warnings(kernel: Kernel, based_on: dict, registers: int | None) -> list[str]:
-    """Where the binary predicted differs from the one the user says they run."""
-    from kerncast.devices import get_device  # noqa: PLC0415 (light, but only needed here)
-    from kerncast.frontend import user_arch  # noqa: PLC0415 (the frontend loads on use)
-
-    out = []
-    target = get_device(based_on["device"]).ptx_target
-    asked = user_arch(kernel)
-    if asked and target and asked != target:
-        out.append(f"your options compile for {asked}; the prediction is of the {target} "
-                   f"binary that {based_on['device']} runs")
-    if registers is not None and registers != based_on.get("registers"):
-        out.append(f"the predicted binary uses {based_on.get('registers')} registers per "
-                   f"thread where yours uses {registers} ({based_on.get('compiler')}); "
-                   "pass the compiler and options you build with (compiler='nvcc', "
-                   "compiler_options=[...]) so that occupancy matches")
-    return out
-
-
-def _live(model: str, device: str, backend: str, budget: float | None = None, *,
-          job=None, corpus: tuple | None = None) -> Prediction:
-    """A live prediction from sampled runs on ``backend`` of ``job`` (a
-    :class:`kerncast.measure.Job`), or of the corpus kernel and configuration ``corpus``
-    in the backend's language (``sampling-svr`` needs those: its counters are profiled
-    in a child process that rebuilds the launch)."""
-    from kerncast.measure._factory import make_backend  # noqa: PLC0415
-    from kerncast.measure._job import corpus_job  # noqa: PLC0415
-    from kerncast.measure._samples import measure_samples  # noqa: PLC0415
-
-    be = make_backend(backend, device=device)
-    job = job or corpus_job(*corpus, be.language)
-    predictions: list[Prediction] = []
-    choose = None
-    if model != "sampling-svr":  # run only the samples the model takes
-        predictor = get_predictor(model, **({} if budget is None else {"budget": budget}))
-
-        def choose(rungs: list[dict], time) -> None:
-            ladder = pd.DataFrame(rungs).assign(sm_count=be.sm_count)
-            predictions.append(predictor.explain_live(ladder, job.launch.blocks, time,
-                                                      be.l2_states))
-
-    rows = _all_ok(measure_samples(be, job, choose=choose), f"sampled runs of {job.name}")
-    if model == "sampling-svr":
-        kernel, config = corpus
-        row = _row(kernel, config, be.device_key, be.language, be.sm_count)
-        rows += _whole_grid_if_distrusted(be, job, row, rows)
-        prediction = _live_svr(be, device, kernel, config, row, rows)
-    else:
-        prediction = predictions[0]
-    prediction.based_on["backend"] = be.name
-    prediction.based_on["device"] = be.device_key
-    prediction.based_on["sampled_runs"] = len(rows)
-    prediction.based_on["configuration"] = job.launch.label()
-    return prediction
-
-
-def _check_budget(model: str, budget: float | None) -> None:
+def _predictor(model: str, budget: float | None) -> Predictor:
+    """A new instance of ``model``, with ``budget`` where the model samples and takes one."""
+    cls = predictor_class(model)
     if budget is None:
-        return
-    if model != "sampling":
+        return cls()
+    if "sampled_runs" not in cls.needs or "budget" not in cls().get_params():
         raise InputError(f"--budget sets how much of the launch sampling may spend on samples; "
                          f"the model {model!r} takes no budget (use --model sampling)")
     if not 0 < budget <= 1:
         raise InputError(f"--budget {budget} is not a share of the launch; give a number in "
                          "(0, 1], e.g. 0.05 for samples worth 5% of the predicted launch")
+    return cls(budget=budget)
 
 
-def _whole_grid_if_distrusted(be, job, row: dict, rows: list[dict]) -> list[dict]:
-    """The run of the whole grid (a ``samples`` row) where ``sampling``, the SVR's base,
-    does not trust the samples; none where it does."""
-    from kerncast.measure._samples import measure_full  # noqa: PLC0415
-    from kerncast.models._sampling import Sampling, _distrusted  # noqa: PLC0415
+def _inputs(predictor: Predictor, device: str, sm_count: int | None, backend: str,
+            registers: int | None, progress, job_of, corpus: tuple | None) -> LaunchInputs:
+    """What ``predictor`` needs for one launch: a measurement backend and the launch as a
+    job (``job_of(backend)``) for the models that take sampled runs or counters."""
+    inputs = LaunchInputs(device, sm_count, registers=registers, progress=progress,
+                          corpus=corpus)
+    if not predictor.needs & {"sampled_runs", "counters"}:
+        return inputs
+    from kerncast.measure._factory import make_backend  # noqa: PLC0415 (measure loads on use)
+    from kerncast.measure._registry import BACKEND_KINDS  # noqa: PLC0415
 
-    data = Dataset(times=pd.DataFrame([row]), samples=pd.DataFrame(rows))
-    fit = Sampling(fallback=False)._fits(data)[0]
-    if fit is None or not _distrusted(fit):
-        return []
-    return _all_ok(measure_full(be, job), f"the run of {job.name}'s whole grid")
-
-
-def _all_ok(rows: list[dict], what: str) -> list[dict]:
-    """``rows``, or an error naming ``what`` and the first failure among them."""
-    bad = [r for r in rows if r.get("status") != "ok"]
-    if bad:
-        raise InputError(f"{what} failed ({bad[0]['status']}): {bad[0].get('error', '')}")
-    return rows
-
-
-def _shipped_svr(device_key: str):
-    """The shipped SVR for ``device_key`` (``h200`` for the H200), else the H100's."""
-    from kerncast.models._trained import shipped_models, trained_model  # noqa: PLC0415
-
-    short = device_key.split("-")[0]
-    name = short if f"sampling-svr-{short}" in shipped_models() else "h100"
-    return trained_model("sampling-svr", name), name
-
-
-def _live_svr(be, device, kernel, config, row: dict, samples: list[dict]) -> Prediction:
-    from kerncast.measure._counters import profile_sampled  # noqa: PLC0415
-    from kerncast.models._svr import SECOND_K  # noqa: PLC0415
-
-    svr, trained_on = _shipped_svr(be.device_key)
-    counters = profile_sampled(be, device, kernel, config, (SECOND_K,))
-    data = Dataset(times=pd.DataFrame([row]), samples=pd.DataFrame(samples),
-                   counters=pd.DataFrame(counters))
-    prediction = svr.explain(data)[0]
-    prediction.based_on["svr_trained_on"] = trained_on
-    if math.isnan(prediction.seconds):  # nothing to predict from
-        raise InputError(f"sampling-svr could not predict {kernel.name}: "
-                         f"{prediction.based_on.get('error', 'no usable sample')}; "
-                         f"try --model sampling")
-    return prediction
+    kind = BACKEND_KINDS.get(backend)
+    if "counters" in predictor.needs and kind is not None and kind.device != "gpu":
+        raise InputError(f"{predictor.name} needs Nsight Compute counters of an NVIDIA GPU "
+                         "(--backend cupy); on a CPU device use --model sampling")
+    inputs.backend = make_backend(backend, device=device)
+    inputs.job = job_of(inputs.backend)
+    return inputs
 
 
 def predict(kernel_name: str | CorpusKernel | Kernel, kernel_source: Any = None,
@@ -229,57 +125,46 @@ def predict(kernel_name: str | CorpusKernel | Kernel, kernel_source: Any = None,
     progress
         Told each step of a static prediction as it starts (a line of text).
     """
-    _check_budget(model, budget)
+    predictor = _predictor(model, budget)
     if isinstance(kernel_name, Kernel):
         if not isinstance(kernel_source, Launch):
             raise InputError("predict(kernel, launch) takes a kerncast.Launch as its second "
                              "argument")
-        return _predict_instance(kernel_name, kernel_source, device, model, sm_count, backend,
-                                 budget, registers, progress)
-    if kernel_source is not None:
+        kernel, launch, corpus = kernel_name, kernel_source, None
+    elif kernel_source is not None:
         user = UserKernel.of(kernel_name, kernel_source, problem_size, arguments,
                              restrictions=tuning.pop("restrictions", None), **tuning)
-        kernel, launch = user.instance(params)
-        return _predict_instance(kernel, launch, device, model, sm_count, backend, budget,
-                                 registers, progress)
-    if tuning or arguments is not None or problem_size is not None:
-        raise InputError(f"{kernel_name!r}: problem_size, arguments and the tuning options go "
-                         "with a kernel_source; for a corpus kernel give size= and tunables=")
-    k = resolve_kernel(kernel_name)
-    config = k.launch(size, tunables)
-    if model == "static":
-        return _static(*k.instance(config, language), device, sm_count, progress, registers)
-    if model == "sampling-svr" and backend != "cupy":
-        raise InputError("sampling-svr needs Nsight Compute counters of an NVIDIA GPU "
-                         "(--backend cupy); on a CPU device use --model sampling")
-    if model in LIVE_MODELS:
-        return _live(model, device, backend, budget, corpus=(k, config))
-    raise InputError(f"kerncast predict runs the models static, sampling, seed-linear and "
-                     f"sampling-svr; "
-                     f"{model!r} is scored on datasets with 'kerncast evaluate'")
+        (kernel, launch), corpus = user.instance(params), None
+    else:
+        if tuning or arguments is not None or problem_size is not None:
+            raise InputError(f"{kernel_name!r}: problem_size, arguments and the tuning options "
+                             "go with a kernel_source; for a corpus kernel give size= and "
+                             "tunables=")
+        k = resolve_kernel(kernel_name)
+        config = k.launch(size, tunables)
+        (kernel, launch), corpus = k.instance(config, language), (k, config)
+    inputs = _inputs(predictor, device, sm_count, backend, registers, progress,
+                     lambda be: _job(be, kernel, launch, corpus), corpus)
+    if inputs.job is not None:  # the launch as the backend runs it (its language)
+        kernel, launch = inputs.job.kernel, inputs.job.launch
+    return predictor.explain_launch(kernel, launch, inputs)
 
 
-def _predict_instance(kernel: Kernel, launch: Launch, device: str, model: str,
-                      sm_count: int | None, backend: str, budget: float | None,
-                      registers: int | None, progress) -> Prediction:
-    if model == "static":
-        return _static(kernel, launch, device, sm_count, progress, registers)
-    if model == "sampling-svr":
-        raise InputError("sampling-svr profiles a corpus kernel's sample with Nsight Compute in "
-                         "a process of its own; predict your own kernel with --model sampling")
-    if model in LIVE_MODELS:
-        from kerncast.measure._job import user_job  # noqa: PLC0415 (measure loads on use)
+def _job(backend, kernel: Kernel, launch: Launch, corpus: tuple | None):
+    """The launch as a measurement job on ``backend``: a corpus launch in the backend's
+    language, one's own as it is."""
+    from kerncast.measure._job import corpus_job, user_job  # noqa: PLC0415 (measure on use)
 
-        return _live(model, device, backend, budget, job=user_job(kernel, launch))
-    raise InputError(f"kerncast predict runs the models static, sampling, seed-linear and "
-                     f"sampling-svr; {model!r} is scored on datasets with 'kerncast evaluate'")
+    if corpus is not None:
+        return corpus_job(*corpus, backend.language)
+    return user_job(kernel, launch)
 
 
 def _sweep_row(kernel: Kernel, launch: Launch, device: str, sm_count: int | None) -> dict:
     base = {"config": launch.label(), "params": dict(launch.params),
             "grid": list(launch.grid), "block": list(launch.block)}
     try:
-        p = _static(kernel, launch, device, sm_count)
+        p = StaticSimulator().explain_launch(kernel, launch, LaunchInputs(device, sm_count))
     except InputError as exc:
         return {**base, "seconds": math.inf, "bottleneck": "", "registers": None,
                 "error": str(exc)}

@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from kerncast.data import Dataset
-from kerncast.models._base import Prediction, Predictor
+from kerncast.models._base import LaunchInputs, Prediction, Predictor
 from kerncast.models.registry import register
 
 __all__ = ["SampleFit", "Sampling", "SeedLinear", "fit_samples", "sample_groups"]
@@ -197,6 +197,21 @@ class _SamplingBase(Predictor):
                 for r, k, t in zip(part["rung"], part["k"], part["time_median_s"])])
 
         return self._explain_one(self._settled(frame, blocks, fill))
+
+    def explain_launch(self, kernel: Any, launch: Any, inputs: LaunchInputs) -> Prediction:
+        """The launch's samples run live on the driver's backend (only those this model
+        takes; see :meth:`explain_live`), then predicted."""
+        from kerncast.models._live import sampled, stamp  # noqa: PLC0415 (cycle: _live imports _base)
+
+        made: list[Prediction] = []
+        backend = inputs.backend
+
+        def choose(rungs: list[dict], time) -> None:
+            ladder = pd.DataFrame(rungs).assign(sm_count=backend.sm_count)
+            made.append(self.explain_live(ladder, launch.blocks, time, backend.l2_states))
+
+        rows = sampled(inputs, choose)
+        return stamp(made[0], inputs, rows, launch)
 
     def explain(self, dataset: Dataset) -> list[Prediction]:
         return [self._explain_one(f) for f in self._fits(dataset)]

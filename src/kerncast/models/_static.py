@@ -9,15 +9,18 @@ support) get NaN and the reason in :meth:`explain`.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from kerncast._errors import KerncastError
+from kerncast.core import Kernel
 from kerncast.data import Dataset
-from kerncast.models._base import Prediction, Predictor
+from kerncast.models._base import LaunchInputs, Prediction, Predictor
 from kerncast.models._rows import corpus_launch
 from kerncast.models.registry import register
 
-__all__ = ["StaticSimulator"]
+__all__ = ["StaticSimulator", "build_warnings"]
 
 
 @register
@@ -50,9 +53,43 @@ class StaticSimulator(Predictor):
         return Prediction(result.seconds, self.name, breakdown=result.breakdown,
                           bottleneck=result.bottleneck, based_on=result.based_on)
 
+    def explain_launch(self, kernel: Any, launch: Any, inputs: LaunchInputs) -> Prediction:
+        """The launch compiled, emulated and simulated (:func:`kerncast.sim.predict_launch`);
+        ``based_on`` names the compiler and registers and warns where the user's build
+        differs."""
+        from kerncast.sim import predict_launch  # noqa: PLC0415 (the simulator loads on use)
+
+        res = predict_launch(kernel, launch, inputs.device, sm_count=inputs.sm_count,
+                             progress=inputs.progress)
+        based_on = {**res.based_on, "configuration": launch.label()}
+        warnings = build_warnings(kernel, res.based_on, inputs.registers)
+        if warnings:
+            based_on["warning"] = "; ".join(warnings)
+        return Prediction(res.seconds, self.name, breakdown=res.breakdown,
+                          bottleneck=res.bottleneck, based_on=based_on)
+
     def explain(self, dataset: Dataset) -> list[Prediction]:
         self._check_fitted()
         return [self._one(row) for row in dataset.times.to_dict("records")]
 
     def _predict(self, dataset: Dataset) -> np.ndarray:
         return np.array([p.seconds for p in self.explain(dataset)], dtype=float)
+
+
+def build_warnings(kernel: Kernel, based_on: dict, registers: int | None) -> list[str]:
+    """Where the binary predicted differs from the one the user says they run."""
+    from kerncast.devices import get_device  # noqa: PLC0415 (light, but only needed here)
+    from kerncast.frontend import user_arch  # noqa: PLC0415 (the frontend loads on use)
+
+    out = []
+    target = get_device(based_on["device"]).ptx_target
+    asked = user_arch(kernel)
+    if asked and target and asked != target:
+        out.append(f"your options compile for {asked}; the prediction is of the {target} "
+                   f"binary that {based_on['device']} runs")
+    if registers is not None and registers != based_on.get("registers"):
+        out.append(f"the predicted binary uses {based_on.get('registers')} registers per "
+                   f"thread where yours uses {registers} ({based_on.get('compiler')}); "
+                   "pass the compiler and options you build with (compiler='nvcc', "
+                   "compiler_options=[...]) so that occupancy matches")
+    return out

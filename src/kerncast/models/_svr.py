@@ -30,13 +30,17 @@ multi-point sampler).
 
 from __future__ import annotations
 
+import json
+import math
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
 from kerncast._errors import InputError
 from kerncast.data import Dataset
-from kerncast.models._base import Prediction, Predictor
-from kerncast.models._sampling import JOIN, sample_groups
+from kerncast.models._base import LaunchInputs, Prediction, Predictor
+from kerncast.models._sampling import JOIN, Sampling, _distrusted, sample_groups
 from kerncast.models.registry import register
 
 __all__ = ["SamplingSVR", "svr_features"]
@@ -262,6 +266,37 @@ class SamplingSVR(Predictor):
         est = self._all_estimates(dataset)
         return np.array([est.get(i, (np.nan, {}))[0] for i in range(len(dataset.times))])
 
+    def explain_launch(self, kernel: Any, launch: Any, inputs: LaunchInputs) -> Prediction:
+        """The launch's sampled runs taken live, its second sample profiled with Nsight
+        Compute, and this SVR (or, unfitted, the one kerncast ships for the device, else
+        the H100's) asked. A corpus launch only: the profiled process rebuilds it."""
+        from kerncast.models._live import sampled, stamp  # noqa: PLC0415 (cycle)
+
+        if inputs.corpus is None:
+            raise InputError("sampling-svr profiles a corpus kernel's sample with Nsight "
+                             "Compute in a process of its own; predict your own kernel with "
+                             "--model sampling")
+        kernel, config = inputs.corpus
+        be = inputs.backend
+        row = {"kernel": kernel.name, "language": be.language, "size": config.size,
+               "config": config.label(), "tunables": json.dumps(config.tunables, sort_keys=True),
+               "device": be.device_key, "sm_count": be.sm_count, "blocks": config.blocks,
+               "threads_per_block": config.threads_per_block, "status": "ok"}
+        rows = sampled(inputs)
+        rows += _whole_grid_if_distrusted(inputs, row, rows)
+        svr, trained_on = (self, "this fit") if getattr(self, "fitted_", False) else \
+            _shipped_svr(be.device_key)
+        counters = _profiled(inputs)
+        data = Dataset(times=pd.DataFrame([row]), samples=pd.DataFrame(rows),
+                       counters=pd.DataFrame(counters))
+        prediction = svr.explain(data)[0]
+        prediction.based_on["svr_trained_on"] = trained_on
+        if math.isnan(prediction.seconds):  # nothing to predict from
+            raise InputError(f"sampling-svr could not predict {kernel.name}: "
+                             f"{prediction.based_on.get('error', 'no usable sample')}; "
+                             "try --model sampling")
+        return stamp(prediction, inputs, rows, launch)
+
     def explain(self, dataset: Dataset) -> list[Prediction]:
         self._check_fitted()
         est = self._all_estimates(dataset)
@@ -271,3 +306,34 @@ class SamplingSVR(Predictor):
             out.append(Prediction(seconds, self.name, based_on={
                 **info, "trained_on": len(getattr(self, "trained_kernels_", []))}))
         return out
+
+
+def _whole_grid_if_distrusted(inputs: LaunchInputs, row: dict, rows: list[dict]) -> list[dict]:
+    """The run of the whole grid (a ``samples`` row) where ``sampling``, the SVR's base,
+    does not trust the samples; none where it does."""
+    from kerncast.measure._samples import measure_full  # noqa: PLC0415 (measure on use)
+    from kerncast.models._live import all_ok  # noqa: PLC0415 (cycle)
+
+    data = Dataset(times=pd.DataFrame([row]), samples=pd.DataFrame(rows))
+    fit = Sampling(fallback=False)._fits(data)[0]
+    if fit is None or not _distrusted(fit):
+        return []
+    return all_ok(measure_full(inputs.backend, inputs.job),
+                  f"the run of {inputs.job.name}'s whole grid")
+
+
+def _shipped_svr(device_key: str) -> tuple[Predictor, str]:
+    """The shipped SVR for ``device_key`` (``h200`` for the H200), else the H100's."""
+    from kerncast.models._trained import shipped_models, trained_model  # noqa: PLC0415 (cycle)
+
+    short = device_key.split("-")[0]
+    name = short if f"sampling-svr-{short}" in shipped_models() else "h100"
+    return trained_model("sampling-svr", name), name
+
+
+def _profiled(inputs: LaunchInputs) -> list[dict]:
+    """Nsight Compute's counters of the launch's second sample."""
+    from kerncast.measure._counters import profile_sampled  # noqa: PLC0415 (measure on use)
+
+    kernel, config = inputs.corpus
+    return profile_sampled(inputs.backend, inputs.device, kernel, config, (SECOND_K,))
