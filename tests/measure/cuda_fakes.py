@@ -170,4 +170,5 @@ def fake_driver(log, total_sms=132, granularity=8):
     cu.cuEventCreate = record("cuEventCreate", "event")
     cu.cuLaunchKernel = launch
     cu.cuGetErrorName = lambda err: (ok, CUresult(err).name.encode())
+    cu.cuDriverGetVersion = record("cuDriverGetVersion", 13000)
     return cu
