@@ -80,11 +80,23 @@ class Counter:
 
 @pytest.fixture
 def count_runs(monkeypatch):
-    """Counts every compiler process and every PTX build (any route) from here on."""
-    from kerncast.frontend import _compile, _process
+    """Counts every compiler process and every PTX build (any language) from here on."""
+    import dataclasses
+
+    from kerncast.frontend import _languages, _process
 
     runs = Counter(_process.run_tool)
-    builds = Counter(_compile._build)
+    builds = Counter(None)
+
+    def counted(build):
+        def call(*args, **kwargs):
+            builds.calls += 1
+            return build(*args, **kwargs)
+        return call
+
     monkeypatch.setattr(_process, "run_tool", runs)
-    monkeypatch.setattr(_compile, "_build", builds)
+    for name, frontend in list(_languages.FRONTENDS.items()):
+        if frontend.build is not None:
+            monkeypatch.setitem(_languages.FRONTENDS, name,
+                                dataclasses.replace(frontend, build=counted(frontend.build)))
     return runs, builds

@@ -12,7 +12,7 @@ from kerncast.core._args import (ARG_DTYPES, Argument, Array, BufferOffset, Scal
 from kerncast.core._generators import (GENERATORS, Generator, npy_header, parse_generator,
                                        register_generator)
 from kerncast.core._expr import evaluate
-from kerncast.core._kernel import COMPILERS, LANGUAGES, Kernel
+from kerncast.core._kernel import COMPILERS, LANGUAGES, Kernel, language_of_suffix
 from kerncast.core._launch import MAX_GRID, MAX_THREADS, Launch, dims, launch_of
 from kerncast.core._launchfile import (LaunchFile, build_launch, load_launch_file, parse_arg,
                                        parse_args, user_launch)
@@ -23,6 +23,6 @@ __all__ = [
     "ARG_DTYPES", "COMPILERS", "DEFAULT_BLOCK_NAMES", "GENERATORS", "LANGUAGES", "MAX_GRID", "MAX_THREADS",
     "Argument", "Array", "BufferOffset", "Generator", "Kernel", "Launch", "LaunchFile", "Scalar",
     "Struct", "Tuning", "UserKernel", "View", "as_argument", "as_dtype", "build_launch", "dims", "evaluate",
-    "language_of", "launch_of", "load_launch_file", "npy_header", "parse_arg", "parse_args",
+    "language_of", "language_of_suffix", "launch_of", "load_launch_file", "npy_header", "parse_arg", "parse_args",
     "parse_generator", "register_generator", "user_launch",
 ]

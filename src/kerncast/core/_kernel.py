@@ -10,13 +10,20 @@ from typing import Any
 
 from kerncast._errors import InputError
 
-__all__ = ["COMPILERS", "LANGUAGES", "Kernel"]
+__all__ = ["COMPILERS", "LANGUAGES", "Kernel", "language_of_suffix"]
 
-LANGUAGES = ("cuda", "opencl", "ptx")
+#: the languages a kernel may be written in, with their file suffixes (the frontend
+#: registers how to compile each: kerncast.frontend._languages)
+LANGUAGES = {"cuda": (".cu", ".cuh"), "opencl": (".cl",), "ptx": (".ptx",)}
 #: compilers by language; "auto" picks NVRTC (else nvcc) for CUDA, clang for OpenCL
 COMPILERS = {"cuda": ("auto", "nvrtc", "nvcc"), "opencl": ("auto", "clang", "nvidia-opencl"),
              "ptx": ("auto",)}
-_SUFFIX = {".cu": "cuda", ".cuh": "cuda", ".cl": "opencl", ".ptx": "ptx"}
+_SUFFIX = {suffix: name for name, suffixes in LANGUAGES.items() for suffix in suffixes}
+
+
+def language_of_suffix(suffix: str) -> str | None:
+    """The language a file suffix (``.cu``) names, or None."""
+    return _SUFFIX.get(suffix.lower())
 
 
 def _looks_like_path(text: str) -> bool:
@@ -74,7 +81,7 @@ class Kernel:
         """``source`` is a file name (``.cu``, ``.cl``, ``.ptx``) or the source text."""
         if isinstance(source, Path) or (isinstance(source, str) and _looks_like_path(source)):
             path = Path(source)
-            lang = language or _SUFFIX.get(path.suffix)
+            lang = language or language_of_suffix(path.suffix)
             if lang is None:
                 raise InputError(f"cannot tell the language of {path} from its suffix; pass "
                                  f"language= ({', '.join(LANGUAGES)})")

@@ -12,8 +12,8 @@ from typing import Any
 from kerncast._errors import InputError
 from kerncast.frontend import _cache
 from kerncast.frontend._arch import resolve_arch
-from kerncast.frontend._cuda import CUDA_TOOLCHAINS, compile_cuda, select_cuda
-from kerncast.frontend._opencl import OPENCL_TOOLCHAINS, compile_opencl, select_opencl, shim_digest
+from kerncast.frontend._languages import frontend_of
+from kerncast.frontend._opencl import shim_digest
 from kerncast.frontend._ptxscan import scan_target, scan_version
 from kerncast.frontend._source import Source, language_of, read_source
 from kerncast.frontend._toolchain import Tool
@@ -49,14 +49,6 @@ def _options(options: str | Sequence[str] | None) -> list[str]:
     return [str(o) for o in options]
 
 
-def _select(language: str, toolchain: str) -> Tool:
-    allowed = {"cuda": CUDA_TOOLCHAINS, "opencl": OPENCL_TOOLCHAINS}[language]
-    if toolchain not in allowed:
-        raise InputError(f"toolchain {toolchain!r} does not compile {language}; choose one of "
-                         f"{', '.join(allowed)}")
-    return select_cuda(toolchain) if language == "cuda" else select_opencl(toolchain)
-
-
 def _tool_identity(tool: Tool) -> dict:
     ident = {"name": tool.name, "version": tool.version}
     if tool.name == "clang":
@@ -74,13 +66,6 @@ def _cache_key(source: Source, arch: str, defines: dict[str, str], options: list
             "language": source.language, "arch": arch, "defines": sorted(defines.items()),
             "options": options, "include_dirs": [str(p) for p in includes],
             "toolchain": _tool_identity(tool)}
-
-
-def _build(tool: Tool, source: Source, arch: str, flags: list[str],
-           options: list[str]) -> tuple[str, list[str]]:
-    if source.language == "cuda":
-        return compile_cuda(tool, source, arch, flags, options), []
-    return compile_opencl(tool, source, arch, flags, options)
 
 
 def _from_ptx(source: Source, arch: str | None) -> TranslationUnit:
@@ -169,7 +154,8 @@ def compile(  # noqa: A001 (the public name kerncast.compile)
     if isinstance(source, str) and source.startswith("corpus:"):
         source, lang, defines = _corpus_source(source, lang, defines)
     src = read_source(source, lang, name)
-    if src.language == "ptx":
+    frontend = frontend_of(src.language)
+    if frontend.build is None:  # PTX, taken as it is
         if defines or options:
             raise InputError(f"{src.display} is PTX, which takes no defines or compiler options; "
                              f"leave them out, or compile the CUDA/OpenCL source instead")
@@ -181,14 +167,14 @@ def compile(  # noqa: A001 (the public name kerncast.compile)
     opts = _options(options)
     includes = [Path(p).expanduser().resolve() for p in include_dirs]
     flags += [f"-I{p}" for p in includes]
-    tool = _select(src.language, toolchain)
+    tool = frontend.compiler(toolchain)
     key = _cache_key(src, target, clean, opts, includes, tool)
     stored = _cache.load("ptx", key) if cache else None
     hit = stored is not None and isinstance(stored.get("ptx"), str)
     if hit:
         ptx, notes = stored["ptx"], list(stored.get("notes", []))
     else:
-        ptx, notes = _build(tool, src, target, flags, opts)
+        ptx, notes = frontend.build(tool, src, target, flags, opts)
         if cache:
             _cache.store("ptx", key, {"ptx": ptx, "notes": notes})
     return TranslationUnit(ptx=ptx, language=src.language, arch=target,

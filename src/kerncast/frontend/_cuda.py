@@ -27,7 +27,6 @@ __all__ = ["compile_cuda", "select_cuda"]
 NVRTC_SUCCESS = 0
 NVRTC_ERROR_INVALID_OPTION = 5
 NVRTC_ERROR_COMPILATION = 6
-CUDA_TOOLCHAINS = ("auto", "nvcc", "nvrtc")
 
 
 def select_cuda(toolchain: str = "auto") -> Tool:

@@ -33,7 +33,6 @@ from kerncast.frontend._toolchain import NO_CLANG, Tool, find_clang
 __all__ = ["SHIM", "clang_arch", "compile_opencl", "select_opencl"]
 
 SHIM = Path(__file__).with_name("include") / "kc_opencl_native.h"
-OPENCL_TOOLCHAINS = ("auto", "clang", "nvidia-opencl")
 NO_NVIDIA_OPENCL = (
     "no NVIDIA OpenCL platform found: toolchain='nvidia-opencl' needs PyOpenCL "
     "(pip install pyopencl) and NVIDIA's driver with its OpenCL ICD; use toolchain='clang' "

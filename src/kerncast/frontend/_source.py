@@ -9,14 +9,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kerncast._errors import InputError
+from kerncast.core import LANGUAGES, language_of_suffix
 
-__all__ = ["LANGUAGES", "Source", "language_of", "read_source"]
+__all__ = ["Source", "language_of", "read_source"]
 
-LANGUAGES = ("cuda", "opencl", "ptx")
 _ALIASES = {"cuda": "cuda", "cu": "cuda", "cuda c++": "cuda", "opencl": "opencl", "cl": "opencl",
             "opencl c": "opencl", "ptx": "ptx"}
-_SUFFIXES = {".cu": "cuda", ".cuh": "cuda", ".cl": "opencl", ".ptx": "ptx"}
-_EXT = {"cuda": ".cu", "opencl": ".cl", "ptx": ".ptx"}
+_EXT = {name: suffixes[0] for name, suffixes in LANGUAGES.items()}
 _INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
 
 
@@ -71,8 +70,8 @@ def language_of(lang: str | None, path: Path | None) -> str:
         if key not in _ALIASES:
             raise InputError(f"unknown language {lang!r}; choose one of cuda, opencl, ptx")
         return _ALIASES[key]
-    if path is not None and path.suffix.lower() in _SUFFIXES:
-        return _SUFFIXES[path.suffix.lower()]
+    if path is not None and language_of_suffix(path.suffix) is not None:
+        return language_of_suffix(path.suffix)
     if path is not None:
         raise InputError(f"cannot tell the language of {path} from its suffix; name it .cu, "
                          f".cl or .ptx, or pass lang='cuda', 'opencl' or 'ptx' (--lang)")
