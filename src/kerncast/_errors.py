@@ -7,11 +7,15 @@ every other :class:`KerncastError` into exit code 1 (a failure), with no traceba
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
+
 __all__ = [
     "KerncastError",
     "InputError",
     "ToolchainError",
     "NotFittedError",
+    "unknown_name",
 ]
 
 
@@ -33,3 +37,12 @@ class ToolchainError(KerncastError):
 
 class NotFittedError(KerncastError, AttributeError):
     """A predictor was asked to predict before ``fit`` was called."""
+
+
+def unknown_name(what: str, name: str, known: Iterable[str]) -> InputError:
+    """The error for a name no registry holds: the close ones, then every known one."""
+    names = sorted(known)
+    close = difflib.get_close_matches(str(name), names, n=3, cutoff=0.5)
+    hint = f"did you mean {', '.join(close)}? " if close else ""
+    return InputError(f"unknown {what} {name!r}; {hint}the known {what}s are: "
+                      f"{', '.join(names)}")

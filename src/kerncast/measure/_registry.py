@@ -8,12 +8,11 @@ factory, the campaign and the command line ask the registry instead of testing n
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from kerncast._errors import InputError
+from kerncast._errors import unknown_name
 
 __all__ = ["BACKEND_KINDS", "BackendKind", "backend_kind", "register_backend"]
 
@@ -53,8 +52,5 @@ def backend_kind(name: str) -> BackendKind:
     """The registered kind ``name``, or an error listing the known ones."""
     kind = BACKEND_KINDS.get(str(name))
     if kind is None:
-        close = difflib.get_close_matches(str(name), list(BACKEND_KINDS), n=2, cutoff=0.5)
-        hint = f"did you mean {', '.join(close)}? " if close else ""
-        raise InputError(f"unknown backend {name!r}; {hint}choose one of "
-                         f"{', '.join(BACKEND_KINDS)}")
+        raise unknown_name("backend", name, BACKEND_KINDS)
     return kind

@@ -12,11 +12,10 @@ models are imported by ``kerncast.models``.
 
 from __future__ import annotations
 
-import difflib
 import re
 from typing import Any, TypeVar
 
-from kerncast._errors import InputError
+from kerncast._errors import InputError, unknown_name
 from kerncast.models._base import NEEDS, Predictor
 
 __all__ = ["get_predictor", "list_predictors", "predictor_class", "register"]
@@ -62,10 +61,7 @@ def predictor_class(name: str) -> type[Predictor]:
     """
     cls = _REGISTRY.get(str(name).strip().lower())
     if cls is None:
-        close = difflib.get_close_matches(str(name), list(_REGISTRY), n=3, cutoff=0.5)
-        hint = f"did you mean {', '.join(close)}? " if close else ""
-        raise InputError(f"unknown model {name!r}; {hint}the known models are: "
-                         f"{', '.join(list_predictors())}")
+        raise unknown_name("model", name, _REGISTRY)
     return cls
 
 
