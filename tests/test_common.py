@@ -160,7 +160,6 @@ def test_every_model_predicts_a_launch_or_says_why_not(name):
            kerncast.Launch(16, 256, args=(np.int32(4096), np.float32(2),
                                           kerncast.Array("float32", 4096, "uniform(0, 1)"),
                                           kerncast.Array("float32", 4096))))
-    cls = predictor_class(name)
     for call in (lambda: kerncast.predict("corpus:copy_vector", size="small", model=name,
                                           backend=FAKE),
                  lambda: kerncast.predict(*own, model=name, backend=FAKE)):

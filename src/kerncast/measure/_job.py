@@ -85,7 +85,7 @@ def _prepared(launch: Launch, answer: Sequence[Any] | None, reference: bool):
 
     values = launch.materialise(generate=True)
     args: dict[str, Any] = {}
-    for name, arg, value in zip(launch.names, launch.args, values):
+    for name, value in zip(launch.names, values):
         if isinstance(value, BufferOffset):
             base = next(n for n, v in zip(launch.names, values) if v is value.array)
             args[name] = ViewOf(base, value.byte_offset)

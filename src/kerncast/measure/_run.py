@@ -18,14 +18,13 @@ backend's ``times`` rows come from:
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any
 
 import numpy as np
 
 from kerncast._errors import InputError
-from kerncast.corpus import CorpusKernel, LaunchConfig, compare_outputs
+from kerncast.corpus import CorpusKernel, compare_outputs
 from kerncast.corpus._data import poison
 from kerncast.measure._backend import Backend, CompileError, Compiled, DeviceMemoryError, LaunchError
 from kerncast.measure._job import Job, as_job

@@ -13,13 +13,11 @@ so. ``kerncast.sweep`` predicts every configuration of a launch space statically
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 
 from kerncast._errors import InputError
 from kerncast.core import Kernel, Launch, Tuning, UserKernel
