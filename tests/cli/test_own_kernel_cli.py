@@ -119,3 +119,12 @@ def test_measure_on_pocl_runs_ones_own_opencl_kernel(pocl, capsys):
     assert code == 0, err
     row = json.loads(out)
     assert row["status"] == "ok" and row["kernel"] == "vadd" and row["time_median_s"] > 0
+
+
+@pytest.mark.parametrize("target", ["corpus:copy_vector", "launch.toml"])
+def test_a_sweep_for_an_unknown_device_fails_before_it_starts(tmp_path, capsys, target):
+    main(["new", str(tmp_path / "m")])
+    capsys.readouterr()
+    path = str(tmp_path / "m" / target) if target.endswith(".toml") else target
+    code, out, err = _run(capsys, ["sweep", path, "--device", "nosuch"])
+    assert code == 2 and "nosuch" in err and not out

@@ -201,6 +201,9 @@ def sweep_space(space: Any, *, device: str = "h100", sm_count: int | None = None
     """Static predictions of every configuration of ``space`` (a :class:`UserKernel` or a
     :class:`kerncast.core.LaunchFile`: anything with ``configs()``, ``instance(params)``,
     ``kernel`` and ``tuning``), as :func:`sweep` returns them."""
+    from kerncast.devices import get_device  # noqa: PLC0415 (light; only to check the name)
+
+    get_device(device)  # an unknown device fails here, not in every row
     configs = space.configs()
     results = []
     for i, params in enumerate(configs):
@@ -257,6 +260,9 @@ def _write_cache(path: str, kernel_name: str, device: str, tuning: Tuning,
 
 def _corpus_sweep(kernel: str | CorpusKernel, device: str, size: str, language: str,
                   sm_count: int | None, progress) -> list[dict]:
+    from kerncast.devices import get_device  # noqa: PLC0415 (light; only to check the name)
+
+    get_device(device)  # an unknown device fails here, not in every row
     k = resolve_kernel(kernel)
     configs = k.launches(size)
     out = []
