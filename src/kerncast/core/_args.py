@@ -34,10 +34,13 @@ def as_dtype(value: Any, what: str = "dtype") -> np.dtype:
     """A NumPy dtype of a kernel argument, or an error naming the ones allowed."""
     if isinstance(value, np.dtype) and value.kind == "V":
         return value
-    try:
-        dtype = np.dtype(value)
-    except TypeError:
-        dtype = None
+    if isinstance(value, str) and value.strip() not in ARG_DTYPES:
+        dtype = None  # only the names listed: NumPy reads many strings as other types
+    else:
+        try:
+            dtype = np.dtype(value.strip() if isinstance(value, str) else value)
+        except (TypeError, ValueError):
+            dtype = None
     if dtype is None or dtype.name not in ARG_DTYPES:
         raise InputError(f"{what} {value!r} is not a kernel argument type; use one of "
                          f"{', '.join(ARG_DTYPES)}")

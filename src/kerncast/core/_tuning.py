@@ -58,6 +58,15 @@ def _value(expr: Any, params: Mapping[str, Any], what: str) -> Any:
         raise InputError(f"{what} {expr!r}: {exc}") from None
 
 
+def _whole(expr: Any, params: Mapping[str, Any], what: str) -> int:
+    """``expr`` (a number, a parameter's name or an expression) as a whole number."""
+    value = _value(expr, params, what)
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+            or not np.isfinite(value) or float(value) != int(value):
+        raise InputError(f"{what} {expr!r} is not a whole number (it comes to {value!r})")
+    return int(value)
+
+
 @dataclass(frozen=True)
 class Tuning:
     """A problem size, tunable parameters and how they make launches (see the module)."""
@@ -77,15 +86,20 @@ class Tuning:
         size = tuple(_listed(problem_size))
         if len(size) > 3:
             raise InputError(f"problem_size has {len(size)} dimensions; give one to three")
+        if tune_params is not None and not isinstance(tune_params, Mapping):
+            raise InputError("tune_params maps each parameter's name to its values, e.g. "
+                             '{"block_size_x": [64, 128]}')
         params = {}
         for name, values in (tune_params or {}).items():
             listed = _listed(values)
             if not listed:
                 raise InputError(f"tunable parameter {name!r} has no values; give a list")
             params[str(name)] = listed
-        names = DEFAULT_BLOCK_NAMES if block_size_names is None else tuple(block_size_names)
-        if not 1 <= len(names) <= 3:
-            raise InputError("block_size_names names one to three parameters")
+        names = DEFAULT_BLOCK_NAMES if block_size_names is None else tuple(
+            _listed(block_size_names))
+        if not 1 <= len(names) <= 3 or not all(isinstance(n, str) for n in names):
+            raise InputError("block_size_names names one to three parameters, e.g. "
+                             '["block_size_x", "block_size_y"]')
         divs = tuple(None if d is None else tuple(_listed(d))
                      for d in (grid_div_x, grid_div_y, grid_div_z))
         return cls(size, params, tuple(_listed(restrictions)), divs, names)
@@ -124,7 +138,8 @@ class Tuning:
 
     def block(self, params: Mapping[str, Any]) -> tuple[int, int, int]:
         defaults = (256, 1, 1)
-        dims = [int(params.get(name, defaults[i])) for i, name in enumerate(self.block_size_names)]
+        dims = [_whole(params.get(name, defaults[i]), params, name)
+                for i, name in enumerate(self.block_size_names)]
         return tuple(dims + [1] * (3 - len(dims)))  # type: ignore[return-value]
 
     def grid(self, params: Mapping[str, Any]) -> tuple[int, int, int]:
@@ -134,12 +149,12 @@ class Tuning:
         out = []
         for i in range(3):
             size = self.problem_size[i] if i < len(self.problem_size) else 1
-            size = int(_value(size, params, "problem_size"))
+            size = _whole(size, params, "problem_size")
             div = self.grid_div[i]
             if div is None:
                 divisor = block[i] if i < len(self.block_size_names) else 1
             else:
-                divisor = math.prod(int(_value(d, params, f"grid_div_{'xyz'[i]}")) for d in div)
+                divisor = math.prod(_whole(d, params, f"grid_div_{'xyz'[i]}") for d in div)
             if divisor < 1:
                 raise InputError(f"grid_div_{'xyz'[i]} comes to {divisor}; it must be positive")
             out.append(max(1, math.ceil(size / divisor)))
