@@ -32,6 +32,8 @@ CORPUS = os.path.join(os.path.dirname(__file__), "corpus")
 
 @cache
 def _application(directory: str) -> dict:
+    if not (Path(directory) / "spec.toml").is_file():
+        return {}  # one's own kernel, not a corpus application
     app = load_application(Path(directory))
     return {(str(k.source_path(lang)), k.entry): k for k in app.kernels for lang in k.languages}
 

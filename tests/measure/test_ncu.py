@@ -154,3 +154,29 @@ def test_a_sample_the_profiler_misses_is_a_clear_error(fake_ncu, child_env):
         profile_sampled(FakeBackend("h100", behaviours={}), "h100", kernel,
                         kernel.launch("small"), (3,),
                         child_backend="tests.measure.fakes:FakeBackend")
+
+
+@pytest.mark.toolchain
+def test_ones_own_launch_is_profiled_in_a_process_that_rebuilds_it(fake_ncu, tmp_path):
+    """The launch is written for the profiled child (its data as .npy files) and rebuilt
+    there; the counters rows are keyed by it."""
+    import numpy as np
+
+    import kerncast
+    from kerncast.measure._counters import profile_job
+    from kerncast.measure._job import user_job
+    from tests.measure.fakes import FakeBackend
+
+    source = tmp_path / "scale.cu"
+    source.write_text('extern "C" __global__ void scale(float *x, int n) {\n'
+                      '  int i = blockIdx.x * blockDim.x + threadIdx.x;\n'
+                      '  if (i < n) x[i] *= 2.0f;\n}\n')
+    kernel = kerncast.Kernel.of("scale", source)
+    launch = kerncast.Launch(16384, 128, args=(np.arange(16384 * 128, dtype=np.float32),
+                                               np.int32(16384 * 128)), names=("x", "n"))
+    rows = profile_job(FakeBackend("h100"), "h100", user_job(kernel, launch), (2, 3),
+                       child_backend="tests.measure.fakes:FakeBackend")
+    assert [r["sample_k"] for r in rows] == [2, 3]
+    assert rows[0]["kernel"] == "scale" and rows[0]["blocks"] == 16384
+    assert 0 < rows[0]["blocks_launched"] < rows[1]["blocks_launched"] < 16384
+    assert rows[1]["gpu__time_duration.sum"] == pytest.approx(12.5e-6)

@@ -16,13 +16,15 @@ from kerncast.core._kernel import COMPILERS, LANGUAGES, Kernel, language_of_suff
 from kerncast.core._launch import MAX_GRID, MAX_THREADS, Launch, dims, launch_of
 from kerncast.core._launchfile import (LaunchFile, build_launch, load_launch_file, parse_arg,
                                        parse_args, user_launch)
+from kerncast.core._serial import (kernel_from_dict, kernel_to_dict, launch_from_dict,
+                                   launch_to_dict)
 from kerncast.core._tuning import DEFAULT_BLOCK_NAMES, Tuning
 from kerncast.core._user import UserKernel, language_of
 
 __all__ = [
     "ARG_DTYPES", "COMPILERS", "DEFAULT_BLOCK_NAMES", "GENERATORS", "LANGUAGES", "MAX_GRID", "MAX_THREADS",
     "Argument", "Array", "BufferOffset", "Generator", "Kernel", "Launch", "LaunchFile", "Scalar",
-    "Struct", "Tuning", "UserKernel", "View", "as_argument", "as_dtype", "build_launch", "dims", "evaluate",
-    "language_of", "language_of_suffix", "launch_of", "load_launch_file", "npy_header", "parse_arg", "parse_args",
+    "Struct", "Tuning", "UserKernel", "View", "as_argument", "as_dtype", "build_launch", "dims", "evaluate", "kernel_from_dict", "kernel_to_dict",
+    "language_of", "language_of_suffix", "launch_from_dict", "launch_of", "launch_to_dict", "load_launch_file", "npy_header", "parse_arg", "parse_args",
     "parse_generator", "register_generator", "user_launch",
 ]

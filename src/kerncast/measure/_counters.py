@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from kerncast.measure._ncu import NcuBatch, NcuObserver, NcuResult, available_me
 from kerncast.measure._plan import Item
 from kerncast.measure._provenance import row_provenance
 
-__all__ = ["observer_for", "profile_sampled", "run_counters"]
+__all__ = ["observer_for", "profile_job", "profile_sampled", "run_counters"]
 
 
 def observer_for(out: Path) -> NcuObserver:
@@ -143,16 +144,44 @@ def profile_sampled(backend, device: str | None, kernel, config, ks: tuple[int, 
     :class:`~kerncast._errors.KerncastError` with ncu's words. ``child_backend`` names
     the child's backend where ``backend.name`` does not (``module:Class``).
     """
+    from kerncast.measure._job import corpus_job  # noqa: PLC0415 (cycle)
+
+    job = corpus_job(kernel, config, backend.language)
+    item = {"kernel": kernel.name, "size": config.size, "tunables": dict(config.tunables)}
+    return _profile(backend, device, job, item, kernel.entry, ks, seed=seed, timeout=timeout,
+                    child_backend=child_backend,
+                    corpus_root=str(kernel.app.directory.parent))
+
+
+def profile_job(backend, device: str | None, job, ks: tuple[int, ...], *, seed: int = 0,
+                timeout: float = 300.0, child_backend: str | None = None) -> list[dict]:
+    """:func:`profile_sampled` of a :class:`~kerncast.measure.Job`: a corpus launch, or one's
+    own, written for the profiled process (arrays with data as ``.npy`` files)."""
+    from kerncast.core import kernel_to_dict, launch_to_dict  # noqa: PLC0415
+    from kerncast.measure._cuda_common import entry_symbol  # noqa: PLC0415
+
+    if job.corpus is not None:
+        return profile_sampled(backend, device, *job.corpus, ks, seed=seed, timeout=timeout,
+                               child_backend=child_backend)
+    with tempfile.TemporaryDirectory(prefix="kerncast-launch-") as folder:
+        item = {"kernel": job.name, "user": {"kernel": kernel_to_dict(job.kernel),
+                                             "launch": launch_to_dict(job.launch, folder)}}
+        return _profile(backend, device, job, item, entry_symbol(job.kernel), ks, seed=seed,
+                        timeout=timeout, child_backend=child_backend)
+
+
+def _profile(backend, device: str | None, job, item: dict, entry: str, ks: tuple[int, ...], *,
+             seed: int, timeout: float, child_backend: str | None,
+             corpus_root: str | None = None) -> list[dict]:
     from kerncast._errors import KerncastError  # noqa: PLC0415
     from kerncast.measure._run import launch_columns  # noqa: PLC0415
 
     observer = NcuObserver()
     observer.check_metrics(available_metrics(observer.ncu))
-    job = {"backend": child_backend or backend.name, "device": device, "seed": seed,
-           "corpus_root": str(kernel.app.directory.parent), "prep_dir": None,
-           "items": [{"kernel": kernel.name, "size": config.size,
-                      "tunables": dict(config.tunables), "sample_k": k} for k in ks]}
-    batch = observer.profile(job, [kernel.entry], timeout)
+    request = {"backend": child_backend or backend.name, "device": device, "seed": seed,
+               "corpus_root": corpus_root, "prep_dir": None,
+               "items": [{**item, "sample_k": k} for k in ks]}
+    batch = observer.profile(request, [entry], timeout)
     records = {m["index"]: m for m in batch.manifest}
     results = iter(batch.results)
     rows = []
@@ -164,8 +193,8 @@ def profile_sampled(backend, device: str | None, kernel, config, ks: tuple[int, 
             why = record.get("error") or ("timed out" if batch.timed_out
                                           else f"exit code {batch.returncode}")
             raise KerncastError(f"Nsight Compute returned no counters for the sample k={k} of "
-                                f"{kernel.name} ({why}); ncu said: {batch.log_tail[-400:]}")
-        row = launch_columns(kernel, config, backend.language, backend.device_key,
+                                f"{job.name} ({why}); ncu said: {batch.log_tail[-400:]}")
+        row = launch_columns(job, None, backend.language, backend.device_key,
                              backend.sm_count)
         row.update(record.get("resources", {}))
         row.update(status="ok", error="", sample_k=k, psat=record.get("psat"),

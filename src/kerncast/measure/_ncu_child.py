@@ -2,7 +2,8 @@
 
 Run as ``python -m kerncast.measure._ncu_child JOB.json``. The job names the backend,
 the device, the seed, the corpus root, the prepared-inputs directory, the manifest
-path and the items (kernel, size, tunables). For every item the child compiles,
+path and the items (kernel, size, tunables; or ``user``: one's own kernel and launch as
+:func:`kerncast.core.launch_to_dict` writes them). For every item the child compiles,
 uploads, launches once and synchronises, and appends a JSON line to the manifest
 (``launched`` says whether the launch happened, so that ncu's i-th result can be
 matched with the i-th launch). The first manifest line describes the backend.
@@ -24,24 +25,40 @@ def _write(handle, record: dict) -> None:
     handle.flush()
 
 
-def _one(backend, item: dict, job: dict) -> dict:
+def _work(backend, item: dict, job: dict):
+    """The measurement job of an item: one's own launch as written by the parent, or a
+    corpus kernel's configuration."""
     from kerncast.corpus import get_kernel  # noqa: PLC0415
-    from kerncast.measure._backend import LaunchError  # noqa: PLC0415
-    from kerncast.measure._session import Failure, LaunchSession  # noqa: PLC0415
+    from kerncast.measure._job import corpus_job, user_job  # noqa: PLC0415
 
+    if "user" in item:
+        from kerncast.core import kernel_from_dict, launch_from_dict  # noqa: PLC0415
+        from kerncast.measure._cuda_common import entry_symbol  # noqa: PLC0415
+
+        kernel = kernel_from_dict(item["user"]["kernel"])
+        return user_job(kernel, launch_from_dict(item["user"]["launch"])), entry_symbol(kernel)
     root = Path(job["corpus_root"]) if job.get("corpus_root") else None
     kernel = get_kernel(item["kernel"], root)
     config = kernel.launch(item["size"], item.get("tunables") or {})
-    record = {"kernel": kernel.name, "entry": kernel.entry, "config": config.label(),
-              "size": config.size, "launched": False, "status": "ok", "error": "",
-              "block": str(tuple((list(config.block) + [1, 1, 1])[:3]))}
+    return corpus_job(kernel, config, backend.language), kernel.entry
+
+
+def _one(backend, item: dict, job: dict) -> dict:
+    from kerncast.measure._backend import LaunchError  # noqa: PLC0415
+    from kerncast.measure._session import Failure, LaunchSession  # noqa: PLC0415
+
+    work, entry = _work(backend, item, job)
+    config = work.launch
+    record = {"kernel": work.name, "entry": entry, "config": work.columns["config"],
+              "size": work.columns["size"], "launched": False, "status": "ok", "error": "",
+              "block": str(tuple(config.block))}
     try:
-        with LaunchSession(backend, kernel, config, seed=job.get("seed", 0),
+        with LaunchSession(backend, work, seed=job.get("seed", 0),
                            prep_dir=job.get("prep_dir")) as session:
             record["resources"] = session.resources
             launch = _sampled(backend, session.launch, session.resources,
                               item.get("sample_k") or 0, record)
-            record["grid"] = str(tuple((list(launch.grid) + [1, 1, 1])[:3]))
+            record["grid"] = str(tuple(launch.grid))
             session.restore()
             backend.synchronize()
             record["launched"] = True

@@ -30,7 +30,6 @@ multi-point sampler).
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any
 
@@ -268,20 +267,17 @@ class SamplingSVR(Predictor):
 
     def explain_launch(self, kernel: Any, launch: Any, inputs: LaunchInputs) -> Prediction:
         """The launch's sampled runs taken live, its second sample profiled with Nsight
-        Compute, and this SVR (or, unfitted, the one kerncast ships for the device, else
-        the H100's) asked. A corpus launch only: the profiled process rebuilds it."""
+        Compute (in a process of its own, which rebuilds the launch), and this SVR (or,
+        unfitted, the one kerncast ships for the device, else the H100's) asked."""
+        from kerncast.measure._run import launch_columns  # noqa: PLC0415 (measure on use)
         from kerncast.models._live import sampled, stamp  # noqa: PLC0415 (cycle)
 
-        if inputs.corpus is None:
-            raise InputError("sampling-svr profiles a corpus kernel's sample with Nsight "
-                             "Compute in a process of its own; predict your own kernel with "
-                             "--model sampling")
-        kernel, config = inputs.corpus
         be = inputs.backend
-        row = {"kernel": kernel.name, "language": be.language, "size": config.size,
-               "config": config.label(), "tunables": json.dumps(config.tunables, sort_keys=True),
-               "device": be.device_key, "sm_count": be.sm_count, "blocks": config.blocks,
-               "threads_per_block": config.threads_per_block, "status": "ok"}
+        if be is None or inputs.job is None:
+            raise InputError("sampling-svr needs sampled runs and counters: predict with "
+                             "--backend cupy on an NVIDIA GPU, or use --model static")
+        row = {**launch_columns(inputs.job, None, be.language, be.device_key, be.sm_count),
+               "status": "ok"}
         rows = sampled(inputs)
         rows += _whole_grid_if_distrusted(inputs, row, rows)
         svr, trained_on = (self, "this fit") if getattr(self, "fitted_", False) else \
@@ -292,7 +288,7 @@ class SamplingSVR(Predictor):
         prediction = svr.explain(data)[0]
         prediction.based_on["svr_trained_on"] = trained_on
         if math.isnan(prediction.seconds):  # nothing to predict from
-            raise InputError(f"sampling-svr could not predict {kernel.name}: "
+            raise InputError(f"sampling-svr could not predict {inputs.job.name}: "
                              f"{prediction.based_on.get('error', 'no usable sample')}; "
                              "try --model sampling")
         return stamp(prediction, inputs, rows, launch)
@@ -333,7 +329,6 @@ def _shipped_svr(device_key: str) -> tuple[Predictor, str]:
 
 def _profiled(inputs: LaunchInputs) -> list[dict]:
     """Nsight Compute's counters of the launch's second sample."""
-    from kerncast.measure._counters import profile_sampled  # noqa: PLC0415 (measure on use)
+    from kerncast.measure._counters import profile_job  # noqa: PLC0415 (measure on use)
 
-    kernel, config = inputs.corpus
-    return profile_sampled(inputs.backend, inputs.device, kernel, config, (SECOND_K,))
+    return profile_job(inputs.backend, inputs.device, inputs.job, (SECOND_K,))
