@@ -177,8 +177,10 @@ class NcuObserver:
             raise ToolchainError("Nsight Compute (ncu) is not installed; the counters "
                                  "experiment needs it")
         names = "|".join(sorted({re.escape(e) for e in entries}))
+        # entries are PTX symbols (a C++ kernel's mangled name): match and print those
         return [self.ncu, "--clock-control", "none", "--print-units", "base", "--csv",
                 "--log-file", str(log), "--metrics", ",".join(self.metrics),
+                "--kernel-name-base", "mangled", "--print-kernel-base", "mangled",
                 "--kernel-name", f"regex:^({names})$",
                 sys.executable, "-m", "kerncast.measure._ncu_child", str(job)]
 
