@@ -128,3 +128,26 @@ def test_a_sweep_for_an_unknown_device_fails_before_it_starts(tmp_path, capsys, 
     path = str(tmp_path / "m" / target) if target.endswith(".toml") else target
     code, out, err = _run(capsys, ["sweep", path, "--device", "nosuch"])
     assert code == 2 and "nosuch" in err and not out
+
+
+def test_a_sweep_is_scored_against_a_cache_kernel_tuner_measured(tmp_path, capsys):
+    """The cache is Kernel Tuner's own (vector_add on an RTX A4000, tests/tuner/data)."""
+    measured = Path(__file__).resolve().parents[1] / "tuner" / "data" / "test_cache_file.json"
+    (tmp_path / "vector_add.cu").write_text(
+        "__global__ void vector_add(float *c, float *a, float *b, int n) {\n"
+        "    int i = blockIdx.x * block_size_x + threadIdx.x;\n"
+        "    if (i < n) c[i] = a[i] + b[i];\n}\n")
+    blocks = list(range(128, 1025, 64))
+    (tmp_path / "vector_add.toml").write_text(
+        'kernel = "vector_add"\nsource = "vector_add.cu"\nproblem_size = 100000\n'
+        'args = ["c=float32[100000]", "a=float32[100000]", "b=float32[100000]", '
+        '"n=int32:100000"]\n'
+        f"[tune_params]\nblock_size_x = {blocks}\n")
+    code, out, err = _run(capsys, ["sweep", str(tmp_path / "vector_add.toml"), "--compare",
+                                   str(measured), "--json"])
+    assert code == 0, err
+    result = json.loads(out)
+    assert len(result["rows"]) == 15 and result["compare"]["matched"] == 15
+    assert -1 <= result["compare"]["spearman"] <= 1 and result["compare"]["mape_pct"] >= 0
+    code, _, err = _run(capsys, ["sweep", "corpus:copy_vector", "--compare", str(measured)])
+    assert code == 2 and "launch file" in err

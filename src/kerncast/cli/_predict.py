@@ -139,6 +139,9 @@ def sweep_cmd(
     cache: Annotated[Path | None, typer.Option(
         help="For a launch file: also write Kernel Tuner's cache file of the predicted times "
              "(for its simulation mode).")] = None,
+    compare: Annotated[Path | None, typer.Option(
+        help="For a launch file: a Kernel Tuner cache of measured times to score the "
+             "predictions against (MAPE, Spearman, top-1/5/10 regret).")] = None,
     top: Annotated[int, typer.Option(help="Rows to show (all go to --csv/--json).")] = 20,
     as_json: JsonOpt = False,
 ) -> None:
@@ -154,9 +157,10 @@ def sweep_cmd(
     from kerncast.models._predict import sweep_space  # noqa: PLC0415
 
     target = target_of(kernel, lang=lang)
-    if cache is not None and not target.own:
-        raise InputError("--cache writes Kernel Tuner's cache file of a launch file's "
-                         "[tune_params]; corpus kernels have no such file (use --csv)")
+    if (cache is not None or compare is not None) and not target.own:
+        raise InputError("--cache and --compare work with a launch file's [tune_params] in "
+                         "Kernel Tuner's format; for a corpus kernel use --csv")
+    measured = _measured_cache(compare)
     for out in (csv_out, cache):
         if out is not None and not out.parent.is_dir():
             raise InputError(f"cannot write {out}: no directory {out.parent}")
@@ -169,13 +173,14 @@ def sweep_cmd(
                                      cache=None if cache is None else str(cache),
                                      progress=tick)
             rows = _ranked(results, list(target.space.tuning.tune_params))
+            scored = _scored(results, measured) if measured is not None else None
         else:
             rows = sweep(kernel, device=device, size=size, language=lang or "cuda",
                          progress=tick)
     if csv_out is not None:
         _write_csv(csv_out, rows)
     if as_json:
-        print_json(rows)
+        print_json({"rows": rows, "compare": scored} if measured is not None else rows)
         return
     title = f"{kernel} on {device}" + ("" if target.own else f", size {size}")
     table = Table(title=f"{title}: {len(rows)} configurations", title_justify="left")
@@ -186,6 +191,35 @@ def sweep_cmd(
         ratio = f"{r['seconds'] / best:.2f}x" if best and r["seconds"] != float("inf") else "-"
         table.add_row(str(i), r["config"], _fmt(r["seconds"]), ratio, r["bottleneck"] or r["error"][:40])
     console.print(table)
+    if measured is not None:
+        console.print(f"against {compare} ({measured.device_name}): {scored['matched']} "
+                      f"configurations, MAPE {scored['mape_pct']:.1f}%, Spearman "
+                      f"{scored['spearman']:.2f}, regret top-1 {scored['regret_top1_pct']:.1f}%, "
+                      f"top-5 {scored['regret_top5_pct']:.1f}%")
+
+
+def _measured_cache(path: Path | None):
+    """The Kernel Tuner cache ``--compare`` names, read before the sweep runs."""
+    if path is None:
+        return None
+    from kerncast.tuner import read_cache  # noqa: PLC0415 (pandas loads on use)
+
+    return read_cache(path)
+
+
+def _scored(results: list[dict], measured) -> dict:
+    """The predictions scored against a measured Kernel Tuner cache."""
+    import pandas as pd  # noqa: PLC0415 (loads on use)
+
+    from kerncast.tuner import compare  # noqa: PLC0415
+
+    names = list(measured.tune_params)
+    missing = [n for n in names if any(n not in r for r in results)]
+    if missing:
+        raise InputError(f"the measured cache tunes {', '.join(missing)}, which the launch "
+                         "file's [tune_params] do not; tune the same parameters")
+    frame = pd.DataFrame([{**{n: r[n] for n in names}, "time_ms": r["time"]} for r in results])
+    return compare(frame, measured)
 
 
 def _ranked(results: list[dict], names: list[str]) -> list[dict]:
