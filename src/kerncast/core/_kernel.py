@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -127,7 +127,7 @@ class Kernel:
         """The options for the front end: the user's, less what only ptxas takes."""
         out: list[str] = []
         skip = False
-        for i, opt in enumerate(self.options):
+        for opt in self.options:
             if skip:
                 skip = False
                 continue
@@ -140,8 +140,3 @@ class Kernel:
             out.append(opt)
         return tuple(out)
 
-
-def option_list(options: str | Sequence[str] | None) -> tuple[str, ...]:
-    if options is None:
-        return ()
-    return tuple(shlex.split(options)) if isinstance(options, str) else tuple(options)

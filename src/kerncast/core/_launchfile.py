@@ -95,7 +95,7 @@ def _struct(text: str, spec: str) -> Struct:
     return Struct.pack(fields)
 
 
-def _npy_array(path: Path, spec: str) -> Array:
+def _npy_array(path: Path) -> Array:
     dtype, shape = npy_header(path)
     return Array(dtype, shape or (1,), generator=Generator("npy", (str(path),)))
 
@@ -130,7 +130,7 @@ def parse_arg(spec: str, env: Mapping[str, Any] | None = None,
         return name, _struct(rest, spec)
     if body.startswith("npy:"):
         path = Path(rest.strip()).expanduser()
-        return name, _npy_array(base / path if base and not path.is_absolute() else path, spec)
+        return name, _npy_array(base / path if base and not path.is_absolute() else path)
     array = _ARRAY.match(body)
     if array is not None:
         dtype = as_dtype(array.group(1), f"argument {spec!r}: type")
