@@ -46,7 +46,8 @@ def _us(value) -> str:
 
 
 def _show_row(row: dict) -> None:
-    table = Table(title=f"{row['kernel']} ({row['language']}) size {row['size']} {row['config']} "
+    size = f" size {row['size']}" if row.get("size") else ""
+    table = Table(title=f"{row['kernel']} ({row['language']}){size} {row['config']} "
                         f"on {row['device']} ({row['sm_count']} SMs, {row.get('backend', '')})",
                   title_justify="left")
     for col in ("status", "median µs", "min µs", "mean µs", "IQR µs", "reps", "converged",
