@@ -64,7 +64,7 @@ def test_a_source_file_predicts_with_its_launch(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("args, message", [
-    (SAXPY_ARGS[:3], "takes 4 arguments"),
+    (SAXPY_ARGS[:3], "saxpy takes 4 arguments; the launch gives 3 (n, a, x)"),
     (["n=float32[4]", *SAXPY_ARGS[1:]], "argument n is an array but parameter"),
     (["n=int32:4096", "a=float32:2", "x=int32:3", "y=float32[4096]"],
      "argument x is the number 3 but the kernel uses parameter 2 as a pointer"),

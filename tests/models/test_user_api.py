@@ -96,7 +96,7 @@ def test_constant_memory_arguments_fill_the_kernels_constants():
 
 
 @pytest.mark.parametrize("args, message", [
-    (lambda c, a, b, n: [c, a, b], "takes 4 arguments"),
+    (lambda c, a, b, n: [c, a, b], "vector_add takes 4 arguments; the launch gives 3"),
     (lambda c, a, b, n: [c, a, n, n], "arg2 is the number 1024 but the kernel uses parameter 2 as a pointer"),
     (lambda c, a, b, n: [c, a, b, np.float32(1.5)], "integer parameter"),
 ])

@@ -365,6 +365,11 @@ def predict_launch(kernel: Kernel, launch: Launch, device: str | Device, *,
     progress(f"compiling {kernel.name} for {dev.key}")
     tu, module = _compiled(kernel, dev.key)
     compiled = tu.kernel(kernel.name)
+    if len(launch.args) != len(compiled.params):
+        given = ", ".join(launch.names) or "none"
+        raise InputError(f"{kernel.name} takes {len(compiled.params)} arguments; the launch "
+                         f"gives {len(launch.args)} ({given}): pass one per parameter, in "
+                         "order")
     program = _program(module, compiled.entry)
     conflicts = _conflicts_soon(program, dev.ptx_target)  # beside the ptxas for resources
     res = compiled.resources(dev.ptx_target)
