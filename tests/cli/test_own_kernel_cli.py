@@ -76,7 +76,7 @@ def test_a_source_file_predicts_with_its_launch(tmp_path, capsys):
 def test_arguments_that_do_not_match_the_kernel_are_exit_2(tmp_path, capsys, args, message):
     code, out, err = _run(capsys, _predict(tmp_path, SAXPY, "saxpy", args))
     assert code == 2, (out, err)
-    assert message in " ".join(err.split()) and "Traceback" not in err
+    assert message in json.loads(out)["error"] and "Traceback" not in err  # --json: an object
 
 
 def test_a_struct_of_the_wrong_size_is_exit_2(tmp_path, capsys):
@@ -84,16 +84,16 @@ def test_a_struct_of_the_wrong_size_is_exit_2(tmp_path, capsys):
     code, _, err = _run(capsys, _predict(tmp_path, STRUCT, "k", good, grid="2"))
     assert code == 0, err
     bad = ["x=float32[512]", "p=struct:float32=1,int32=512", "y=float64[512]"]
-    code, _, err = _run(capsys, _predict(tmp_path, STRUCT, "k", bad, grid="2"))
-    assert code == 2 and "must be 16 bytes" in " ".join(err.split())
+    code, out, _ = _run(capsys, _predict(tmp_path, STRUCT, "k", bad, grid="2"))
+    assert code == 2 and "must be 16 bytes" in json.loads(out)["error"]
 
 
 def test_an_array_too_small_for_the_grid_names_the_line_and_thread(tmp_path, capsys):
     idx = tmp_path / "idx.npy"
     np.save(idx, np.full(512, 600, np.int32))
     args = ["y=float32[512]", f"idx=npy:{idx}", "x=float32[100]"]
-    code, _, err = _run(capsys, _predict(tmp_path, GATHER, "gather", args, grid="2"))
-    text = " ".join(err.split())
+    code, out, _ = _run(capsys, _predict(tmp_path, GATHER, "gather", args, grid="2"))
+    text = json.loads(out)["error"]
     assert code == 2 and "out-of-bounds" in text and "thread" in text and "PTX line" in text
 
 

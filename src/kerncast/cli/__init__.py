@@ -24,9 +24,9 @@ from kerncast.cli import _new  # noqa: F401
 from kerncast.cli import _predict  # noqa: F401
 from kerncast.cli import _train  # noqa: F401
 from kerncast.cli._app import app
-from kerncast.cli._output import err_console
+from kerncast.cli._output import err_console, print_json
 
-__all__ = ["app", "main", "run"]
+__all__ = ["app", "error_object", "main", "run"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -36,12 +36,24 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except KerncastError as exc:
-        err_console.print(Text.assemble(("error: ", "bold red"), str(exc)))
+        if "--json" in (sys.argv[1:] if argv is None else argv):
+            print_json(error_object(exc))
+        else:
+            err_console.print(Text.assemble(("error: ", "bold red"), str(exc)))
         return exc.exit_code
     except KeyboardInterrupt:
         err_console.print("interrupted")
         return 130
     return 0
+
+
+def error_object(exc: KerncastError) -> dict:
+    """An error as ``--json`` writes it: what went wrong, and what to do (the part of the
+    message after its first semicolon, where it has one)."""
+    text = str(exc)
+    what, sep, hint = text.partition("; ")
+    return {"error": text, "hint": hint if sep else "", "exit_code": exc.exit_code,
+            "kind": "bad input" if exc.exit_code == 2 else "failure"}
 
 
 def run() -> NoReturn:

@@ -10,7 +10,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from kerncast.cli._app import app
-from kerncast.cli._output import console, err_console, print_json
+from kerncast.cli._output import console, err_console, print_json, writable_dir
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Write JSON for scripts.")]
 DatasetOpt = Annotated[Path, typer.Option("--dataset", "-d", help="Dataset directory "
@@ -112,6 +112,8 @@ def evaluate_cmd(
 
     Example: kerncast evaluate --dataset data/h100 --models roofline --report reports/h100
     """
+    if report is not None:
+        writable_dir(report)  # before the evaluation, which takes long
     result = _run(dataset, models, kernels, sizes, folds, test, quiet=as_json)
     index = None
     if report is not None:
@@ -143,8 +145,9 @@ def report_cmd(
     """
     from kerncast.evaluate import write_report  # noqa: PLC0415
 
+    folder = writable_dir(_report_dir(dataset, out))  # before the evaluation, which takes long
     result = _run(dataset, models, kernels, sizes, folds, test, quiet=as_json)
-    index = write_report(result, _report_dir(dataset, out))
+    index = write_report(result, folder)
     if as_json:
         print_json({"report": str(index), "dataset": result.dataset,
                     "models": list(result.models), "kernels": result.kernels})

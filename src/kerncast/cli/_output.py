@@ -7,12 +7,42 @@ import math
 import sys
 from typing import Any
 
+from pathlib import Path
+
 from rich.console import Console
 
-__all__ = ["console", "err_console", "print_json"]
+from kerncast._errors import InputError
 
-console = Console(highlight=False, soft_wrap=True)
-err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+__all__ = ["console", "err_console", "print_json", "writable_dir", "writable_parent"]
+
+#: piped output is read by programs and people alike: no table is cut to 80 columns
+_WIDE = 400
+console = Console(highlight=False, soft_wrap=True,
+                  width=None if sys.stdout.isatty() else _WIDE)
+err_console = Console(stderr=True, highlight=False, soft_wrap=True,
+                      width=None if sys.stderr.isatty() else _WIDE)
+
+
+def writable_dir(path: Path) -> Path:
+    """``path`` as a directory that exists and can be written, made where missing; checked
+    before long work, so that a command does not fail at its end."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / ".kerncast-write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        raise InputError(f"cannot write into {path} ({exc.strerror or exc}); choose a "
+                         "directory you can write") from None
+    return path
+
+
+def writable_parent(path: Path) -> Path:
+    """``path``, once its directory exists and can be written (see :func:`writable_dir`)."""
+    writable_dir(path.parent)
+    if path.is_dir():
+        raise InputError(f"{path} is a directory; name a file to write")
+    return path
 
 
 def _default(value: Any) -> Any:

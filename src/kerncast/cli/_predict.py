@@ -12,7 +12,7 @@ from rich.table import Table
 
 from kerncast._errors import InputError
 from kerncast.cli._app import app
-from kerncast.cli._output import console, err_console, print_json
+from kerncast.cli._output import console, err_console, print_json, writable_parent
 from kerncast.cli._target import (ArgOpt, BlockOpt, CompilerOpt, DefineOpt, GridOpt, KernelOpt,
                                   OptionOpt, SmemOpt, parse_config, target_of)
 
@@ -162,8 +162,8 @@ def sweep_cmd(
                          "Kernel Tuner's format; for a corpus kernel use --csv")
     measured = _measured_cache(compare)
     for out in (csv_out, cache):
-        if out is not None and not out.parent.is_dir():
-            raise InputError(f"cannot write {out}: no directory {out.parent}")
+        if out is not None:
+            writable_parent(out)
     columns = [BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()]
     with Progress(*columns, console=err_console, disable=as_json) as bar:
         task = bar.add_task("sweep", total=None)

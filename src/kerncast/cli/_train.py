@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from kerncast.cli._app import app
-from kerncast.cli._output import console, print_json
+from kerncast.cli._output import console, print_json, writable_parent
 
 
 @app.command("train")
@@ -31,12 +31,15 @@ def train_cmd(
     from kerncast.models import train  # noqa: PLC0415
     from kerncast.models._trained import trained_path  # noqa: PLC0415
 
+    if out is not None:
+        writable_parent(out)  # before the fit, which takes long
     data = Dataset.read(dataset)
     fitted = train(model, data)
     target = out if out is not None else trained_path(fitted.name, Path(dataset).resolve().name)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    writable_parent(target)
     fitted.save(target)
-    kernels = len(getattr(fitted, "trained_kernels_", []))
+    kernels = len(getattr(fitted, "trained_kernels_", None) or
+                  set(data.ok_times()["kernel"]))
     summary = {"model": fitted.name, "dataset": str(dataset), "kernels": kernels,
                "out": str(target), "params": getattr(fitted, "best_params_", {})}
     if as_json:
