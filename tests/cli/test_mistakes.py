@@ -83,3 +83,73 @@ def test_piped_tables_cut_no_name():
                           text=True, timeout=120)
     assert proc.returncode == 0 and "…" not in proc.stdout
     assert "radeon-hd-6970" in proc.stdout
+
+
+def test_an_interrupted_campaign_is_not_a_success(tmp_path):
+    import os
+    import signal
+    import time
+
+    out = tmp_path / "cut"
+    env = {**os.environ, "KC_FAKE_SLEEP": "0.05",
+           "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[2]),
+                                          os.environ.get("PYTHONPATH", "")])}
+    cmd = [sys.executable, "-m", "kerncast", "measure", "corpus", "--backend",
+           "tests.measure.fakes:FakeBackend", "--device", "h100", "--out", str(out),
+           "--kernels", "matmul_naive", "--sizes", "small", "--budget", "0.1", "--workers", "0",
+           "--flush-rows", "1", "--json"]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            text=True)
+    deadline = time.monotonic() + 60
+    parts = out / "parts"
+    while time.monotonic() < deadline and proc.poll() is None and not (
+            parts.exists() and len(list(parts.glob("*/*.parquet"))) >= 2):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    stdout, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert json.loads(stdout)["interrupted"] is True
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["inspect", "src/kerncast"], "is a directory; name the .cu, .cl or .ptx file in it"),
+    (["occupancy", "--device", "h100", "--block", "256", "--regs", "32", "--smem", "-1"],
+     "is negative; give 0 or more"),
+])
+def test_messages_say_what_is_wrong(capsys, argv, message):
+    code, out, err = _run(capsys, argv)
+    assert code == 2 and message in " ".join(err.split())
+
+
+def test_an_empty_source_is_called_empty():
+    import kerncast
+
+    with pytest.raises(kerncast.InputError, match="the source is empty"):
+        kerncast.compile("")
+
+
+@pytest.mark.parametrize("body, message", [
+    ("__shared__ float t[1 << 28]; t[threadIdx.x] = x[0]; __syncthreads(); "
+     "x[threadIdx.x] = t[threadIdx.x + 1];", "bytes of shared memory per block, more than"),
+    ("float t[1 << 22]; for (int k = 0; k < (1 << 22); k++) t[k] = x[k % 32]; "
+     "x[threadIdx.x] = t[(int)x[1]];", "bytes of local memory per thread, more than"),
+])
+def test_a_kernel_no_gpu_could_launch_is_refused_before_emulating(body, message):
+    import numpy as np
+
+    import kerncast
+
+    tu = kerncast.compile(f'extern "C" __global__ void k(float *x) {{ {body} }}', lang="cuda")
+    with pytest.raises(kerncast.InputError, match=message):
+        kerncast.emulate(tu.module, (1, 32), [np.zeros(32, np.float32)])
+
+
+def test_a_kernel_past_the_step_budget_says_how_to_allow_more():
+    import numpy as np
+
+    import kerncast
+
+    tu = kerncast.compile('extern "C" __global__ void spin(int *x) { while (x[0] == 0) {} }',
+                          lang="cuda")
+    with pytest.raises(kerncast.InputError, match=r"kerncast.emulate\(..., step_budget=N\)"):
+        kerncast.emulate(tu.module, (1, 32), [np.zeros(1, np.int32)], step_budget=1000)

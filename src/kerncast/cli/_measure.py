@@ -128,6 +128,8 @@ def _campaign(device, backend, out, experiments, kernels, sizes, sm_counts, conf
         result = campaign.run()
     if as_json:
         print_json(result.to_dict())
+        if result.interrupted:
+            raise typer.Exit(130)
         return
     for note in result.notes:
         console.print(f"note: {note}")
@@ -137,6 +139,8 @@ def _campaign(device, backend, out, experiments, kernels, sizes, sm_counts, conf
         why = "the deadline came" if result.stopped_by_deadline else "it was interrupted"
         console.print(f"{result.remaining} items remain ({why}); run the same command again to "
                       "resume")
+        if result.interrupted:
+            raise typer.Exit(130)  # a campaign cut short by the user is not a success
     elif result.compacted:
         console.print(f"complete; parts compacted into {out}/<table>.parquet")
 

@@ -112,7 +112,10 @@ def _validate(dev: Device, threads: int, regs: int, shared: int) -> None:
             f"{regs} registers per thread is outside 0..{lim.registers_per_thread} on "
             f"{dev.key}; give the count that ptxas reports (kerncast inspect shows it)"
         )
-    if shared < 0 or shared > lim.shared_per_block_optin:
+    if shared < 0:
+        raise InputError(f"{shared} bytes of shared memory per block is negative; give 0 or "
+                         "more (--smem)")
+    if shared > lim.shared_per_block_optin:
         raise InputError(
             f"{shared} bytes of shared memory per block is outside 0.."
             f"{lim.shared_per_block_optin} on {dev.key} (the opt-in maximum per block); "

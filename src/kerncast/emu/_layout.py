@@ -73,9 +73,14 @@ class Layout:
         self.param: dict[str, int] = {}
         self.param_size = _pack(self.param, program.variables("param"))
         self.kparam, self.kparam_size = param_offsets(program.kernel.params)
+        _check_limits(program.kernel.name, self.shared_size, self.local_size,
+                      self.kparam_size)
         self.const: dict[str, int] = {}
         const_vars = program.variables("const")
         self.const_size = _pack(self.const, const_vars)
+        if self.const_size > CONST_LIMIT:
+            raise InputError(f"kernel {program.kernel.name} declares {self.const_size:,} bytes "
+                             f"of constant memory; no GPU has more than {CONST_LIMIT:,} (64 KiB)")
         self.globals: dict[str, Region] = {}
         global_vars = program.variables("global")
         for key, var in global_vars:
@@ -148,6 +153,26 @@ class Layout:
         n = min(len(raw), out.size)
         out[:n] = np.frombuffer(bytes(raw[:n]), np.uint8)
         return out
+
+
+#: the largest a CUDA GPU allows: shared memory per block (the H100's and H200's opt-in
+#: maximum), local memory per thread, the constant bank, kernel parameters (CUDA 12.1+)
+SHARED_LIMIT = 227 * 1024
+LOCAL_LIMIT = 512 * 1024
+CONST_LIMIT = 64 * 1024
+PARAM_LIMIT = 32764
+
+
+def _check_limits(name: str, shared: int, local: int, params: int) -> None:
+    """Refuse, before anything is allocated, a kernel no GPU could launch."""
+    for what, have, limit, advice in (
+            ("shared memory per block", shared, SHARED_LIMIT,
+             "shrink its __shared__ arrays or the launch's dynamic shared memory"),
+            ("local memory per thread", local, LOCAL_LIMIT, "shrink its local arrays"),
+            ("kernel parameters", params, PARAM_LIMIT, "pass large data through a buffer")):
+        if have > limit:
+            raise InputError(f"kernel {name} needs {have:,} bytes of {what}, more than any GPU "
+                             f"allows ({limit:,}); {advice}")
 
 
 def _flatten(init, out: list) -> None:

@@ -165,7 +165,9 @@ class Scheduler:
                     return
                 raise StepBudgetExceeded(
                     f"kernel {m.program.kernel.name} did not finish within {budget} "
-                    "warp-instruction steps; raise step_budget if it is meant to run longer")
+                    "warp-instruction steps (an endless loop, or more work than the emulator "
+                    "runs); if it is meant to run longer, emulate it with "
+                    "kerncast.emulate(..., step_budget=N)")
             if record is not None:
                 record(pc, seg.end, warps, lanes)
             self.moved = None

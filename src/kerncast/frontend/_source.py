@@ -91,10 +91,15 @@ def _looks_like_text(source: str) -> bool:
 
 def read_source(source: str | os.PathLike, lang: str | None, name: str | None = None) -> Source:
     """A :class:`Source` from a path or from source text (text needs ``lang``)."""
+    if isinstance(source, str) and not source.strip():
+        raise InputError("the source is empty; give a .cu, .cl or .ptx file, or the source "
+                         "text with lang=")
     if isinstance(source, str) and _looks_like_text(source):
         language = language_of(lang, None)
         return Source(text=source, language=language, display=name or "<source>")
     path = Path(source).expanduser()
+    if path.is_dir():
+        raise InputError(f"{source} is a directory; name the .cu, .cl or .ptx file in it")
     if not path.is_file():
         raise InputError(f"no such file: {source}; give a .cu, .cl or .ptx file, or source "
                          f"text with lang=")
