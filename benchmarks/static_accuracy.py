@@ -154,7 +154,8 @@ def main() -> None:
     for _, r in failed.drop_duplicates("kernel").iterrows():
         print(f"failed: {r['kernel']} {r['config']}: {r['error']}")
     mape = res["ape"].mean()
-    print(f"rows {len(res)}, predicted {res['predicted_s'].notna().sum()}, kernels {res['kernel'].nunique()}, "
+    print(f"rows {len(res)}, predicted {res['predicted_s'].notna().sum()}, "
+          f"kernels {res['kernel'].nunique()}, "
           f"within 25%: {100 * (res['ape'] <= 25).mean():.1f}%, "
           f"median s/prediction {res['seconds'].median():.2f}")
     print(f"static MAPE: {mape:.1f}% spearman: {table['spearman'].median():.2f}")

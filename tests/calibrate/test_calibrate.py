@@ -2,7 +2,6 @@
 
 import shutil
 import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -66,7 +65,8 @@ def test_calibration_round_trips(tmp_path):
 
 
 def test_missing_calibration_says_how_to_make_one():
-    with pytest.raises(InputError, match=r"no calibration for 'gtx-280'.*kerncast calibrate --device gtx-280"):
+    with pytest.raises(InputError,
+                       match=r"no calibration for 'gtx-280'.*kerncast calibrate --device gtx-280"):
         load_calibration("gtx-280")
 
 

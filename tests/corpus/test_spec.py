@@ -59,7 +59,8 @@ def test_tunable_default_outside_its_set_is_named(tmp_path):
 
 def test_tunable_outside_its_set_is_refused_at_launch():
     kernel = get_kernel("matmul_tiled")
-    with pytest.raises(InputError, match=r"tile=12 is not allowed for matmul_tiled; choose one of \[8, 16, 32\]"):
+    with pytest.raises(InputError,
+                       match=r"tile=12 is not allowed for matmul_tiled; choose one of \[8, 16, 32\]"):
         kernel.launch("small", {"tile": 12})
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from kerncast import InputError
-from kerncast.cli import main
 from kerncast.frontend import compile
 from kerncast.frontend._diagnostics import compile_error, error_lines
 

@@ -57,7 +57,7 @@ def test_configurations_that_compute_different_things_get_their_own_class(tmp_pa
     assert all(len(classes) == 1 for classes in by_radius.values())
     assert len({next(iter(c)) for c in by_radius.values()}) == len(by_radius)
     configs = kernel.launches("small")[:4]
-    unit = prepare_unit(kernel, "small", configs, tmp_path)
+    prepare_unit(kernel, "small", configs, tmp_path)
     for config in configs:
         loaded = load_prepared(kernel, config, root=tmp_path)
         want = expected_outputs(kernel, make_args(kernel, config), config)

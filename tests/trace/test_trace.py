@@ -6,8 +6,8 @@ import pytest
 from kerncast.emu import emulate
 from kerncast.ptx import InstrClass, parse
 from kerncast.trace import (
-    SASS_FACTORS, SASS_PRIORS, bank_conflicts, estimate_sass, fit_sass_factors, kernel_totals, lru_hit_rate, requests, reuse_distances,
-    sector_stream, simulate_cache,
+    SASS_FACTORS, SASS_PRIORS, bank_conflicts, estimate_sass, fit_sass_factors, kernel_totals,
+    lru_hit_rate, requests, reuse_distances, sector_stream, simulate_cache,
 )
 from tests.emu.ptxkit import HEADER
 

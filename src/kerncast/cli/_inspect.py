@@ -126,7 +126,8 @@ def _print(report: dict) -> None:
 
 
 def _print_analysis(entry: str, a: dict) -> None:
-    loops = ", ".join(f"{lp['header_label'] or lp['header_block']} (depth {lp['depth']}, {lp['blocks']} blocks)"
+    loops = ", ".join(f"{lp['header_label'] or lp['header_block']} "
+                      f"(depth {lp['depth']}, {lp['blocks']} blocks)"
                       for lp in a["loops"]) or "none"
     console.print(f"[bold]{entry}[/]: {a['instructions']} PTX instructions, {a['blocks']} basic "
                   f"blocks, {a['edges']} edges, {a['conditional_branches']} conditional branches "

@@ -22,9 +22,11 @@ from kerncast.core._tuning import DEFAULT_BLOCK_NAMES, Tuning
 from kerncast.core._user import UserKernel, language_of
 
 __all__ = [
-    "ARG_DTYPES", "COMPILERS", "DEFAULT_BLOCK_NAMES", "GENERATORS", "LANGUAGES", "MAX_GRID", "MAX_THREADS",
-    "Argument", "Array", "BufferOffset", "Generator", "Kernel", "Launch", "LaunchFile", "Scalar",
-    "Struct", "Tuning", "UserKernel", "View", "as_argument", "as_dtype", "build_launch", "dims", "evaluate", "kernel_from_dict", "kernel_to_dict",
-    "language_of", "language_of_suffix", "launch_from_dict", "launch_of", "launch_to_dict", "load_launch_file", "npy_header", "parse_arg", "parse_args",
-    "parse_generator", "register_generator", "user_launch",
+    "ARG_DTYPES", "COMPILERS", "DEFAULT_BLOCK_NAMES", "GENERATORS", "LANGUAGES", "MAX_GRID",
+    "MAX_THREADS", "Argument", "Array", "BufferOffset", "Generator", "Kernel", "Launch",
+    "LaunchFile", "Scalar", "Struct", "Tuning", "UserKernel", "View", "as_argument",
+    "as_dtype", "build_launch", "dims", "evaluate", "kernel_from_dict", "kernel_to_dict",
+    "language_of", "language_of_suffix", "launch_from_dict", "launch_of", "launch_to_dict",
+    "load_launch_file", "npy_header", "parse_arg", "parse_args", "parse_generator",
+    "register_generator", "user_launch",
 ]

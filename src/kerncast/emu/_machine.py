@@ -429,10 +429,13 @@ def barrier_ids(ins, access, frame) -> tuple:
     else:
         dest, rest = None, ops
     if not rest:
-        get_id = (lambda sl: 0)
+        def get_id(sl):
+            return 0
     elif isinstance(rest[0], Imm):
         value = int(rest[0].value)
-        get_id = (lambda sl: value)
+
+        def get_id(sl):
+            return value
     else:
         get_id = access.src(frame, rest[0], "u32")
     get_count = None

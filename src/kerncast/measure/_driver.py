@@ -175,7 +175,8 @@ class DriverBackend(PaidTiming, Backend):
         self.device_name = (raw.decode() if isinstance(raw, bytes) else str(raw)).split("\0")[0].strip()
         self.device_key = resolve_device_key(self.device_name, device)
         attr = cu.CUdevice_attribute
-        self._total_sms = call("cuDeviceGetAttribute", attr.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, self._dev)
+        self._total_sms = call("cuDeviceGetAttribute",
+                               attr.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, self._dev)
         self.l2_bytes = int(call("cuDeviceGetAttribute", attr.CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, self._dev))
         major = call("cuDeviceGetAttribute", attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, self._dev)
         minor = call("cuDeviceGetAttribute", attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, self._dev)

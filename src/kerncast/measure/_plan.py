@@ -19,7 +19,8 @@ from typing import Any
 from kerncast._errors import InputError
 from kerncast.corpus import CorpusKernel, LaunchConfig
 
-__all__ = ["EXPERIMENTS", "PROFILED", "SAMPLE_COUNTER_KS", "SWEPT", "TABLE_OF", "Item", "Unit", "done_keys", "item_key", "plan_units"]
+__all__ = ["EXPERIMENTS", "PROFILED", "SAMPLE_COUNTER_KS", "SWEPT", "TABLE_OF", "Item", "Unit",
+           "done_keys", "item_key", "plan_units"]
 
 # Experiments in the order a unit runs them, and the table each one fills.
 EXPERIMENTS = ("times", "samples", "samples-full", "samples-paid", "energy", "sm-sweep", "energy-sweep",

@@ -12,7 +12,6 @@ there are none).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from dataclasses import dataclass

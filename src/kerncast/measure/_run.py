@@ -32,8 +32,8 @@ from kerncast.measure._prep import Prepared
 from kerncast.measure._provenance import NullMonitor, row_provenance, static_provenance
 from kerncast.measure._timing import TimingPolicy, time_repeatedly
 
-__all__ = ["TooLarge", "check_launchable", "failure_row", "launch_columns", "measure_config", "output_problems",
-           "plan_input_sets", "buffer_bytes"]
+__all__ = ["TooLarge", "buffer_bytes", "check_launchable", "failure_row", "launch_columns",
+           "measure_config", "output_problems", "plan_input_sets"]
 
 GiB = float(1 << 30)
 MEMORY_MARGIN = 0.9  # use at most this fraction of the free device memory

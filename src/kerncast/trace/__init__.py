@@ -23,9 +23,10 @@ from kerncast.trace._trace import KINDS, SPACES, MemoryAccesses, Trace, TraceBui
 from kerncast.trace._vectorize import merge_shared_vectors, vector_groups
 
 __all__ = [
-    "BANKS", "BankReport", "FIXED_FACTORS", "IF_CONVERSION_LIMIT", "SASS_PRIORS", "CacheResult", "KINDS", "LINE", "MemoryAccesses", "Requests",
-    "SASS_FACTORS", "SECTOR", "SPACES", "Trace", "TraceBuilder", "WarpStream",
-    "bank_conflicts", "estimate_sass", "fit_sass_factors", "if_converted_regions", "predicated_issues", "kernel_totals", "lru_hit_rate", "merge_shared_vectors",
-    "requests",
-    "reuse_distances", "sass_factor", "sector_addresses", "sector_stream", "simulate_cache", "vector_groups",
+    "BANKS", "BankReport", "FIXED_FACTORS", "IF_CONVERSION_LIMIT", "SASS_PRIORS",
+    "CacheResult", "KINDS", "LINE", "MemoryAccesses", "Requests", "SASS_FACTORS", "SECTOR",
+    "SPACES", "Trace", "TraceBuilder", "WarpStream", "bank_conflicts", "estimate_sass",
+    "fit_sass_factors", "if_converted_regions", "predicated_issues", "kernel_totals",
+    "lru_hit_rate", "merge_shared_vectors", "requests", "reuse_distances", "sass_factor",
+    "sector_addresses", "sector_stream", "simulate_cache", "vector_groups",
 ]

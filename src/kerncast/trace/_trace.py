@@ -216,7 +216,7 @@ class Trace:
     def __init__(self, b: TraceBuilder, steps: int, thread_steps: int) -> None:
         self.kernel, self.program = b.kernel, b.program
         self.grid, self.block = b.launch.grid, b.launch.block
-        self.warps_per_block = wpb = b.wpb
+        self.warps_per_block = b.wpb
         self.classes, self.lines, self.names = b.classes, b.lines, b.names
         self.steps, self.thread_steps = steps, thread_steps
         self.blocks = np.concatenate(b.batches) if b.batches else np.zeros(0, np.int64)

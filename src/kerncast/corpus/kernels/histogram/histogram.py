@@ -27,7 +27,9 @@ def _scene(rng, h, w):
         img += (gain * np.exp(-(yy - cy) ** 2 / (2 * r * r))) * np.exp(-(xx - cx) ** 2 / (2 * r * r))
     for _ in range(4):
         y0, x0 = rng.integers(0, h * 3 // 4), rng.integers(0, w * 3 // 4)
-        img[y0:y0 + rng.integers(h // 16, h // 4), x0:x0 + rng.integers(w // 16, w // 4)] = rng.uniform(20, 235)
+        value = rng.uniform(20, 235)  # drawn first, as the assignment's right side was
+        dy, dx = rng.integers(h // 16, h // 4), rng.integers(w // 16, w // 4)
+        img[y0:y0 + dy, x0:x0 + dx] = value
     img += rng.normal(0, 3, (h, w)).astype(np.float32)
     return np.clip(img, 0, 255).astype(np.uint8).reshape(-1)
 
