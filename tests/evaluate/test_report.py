@@ -50,14 +50,26 @@ def test_cells_read_as_people_expect():
     assert format_value("error", None) == "–"
 
 
-def test_a_model_that_predicted_nothing_still_gets_its_figures(tmp_path):
+def test_a_model_that_predicted_nothing_says_why_instead_of_an_empty_figure(tmp_path):
     data = synthetic_dataset(kernels=("matmul_tiled", "synthetic_stream"))
     data = type(data)(times=data.times, samples=data.samples, name="no-counters")
     result = evaluate(data, "roofline,sampling-svr")
     svr = result.predictions[result.predictions["model"] == "sampling-svr"]
     assert not svr["ok"].any()
     page = write_report(result, tmp_path / "report").read_text()
-    assert 'src="figures/parity_sampling-svr.png"' in page
+    assert 'src="figures/parity_sampling-svr.png"' not in page
+    assert 'src="figures/parity_roofline.png"' in page
+    reason = svr["error"].astype(str).value_counts().index[0]
+    assert "<b>sampling-svr</b> predicted none of these rows: " in page
+    assert reason and __import__("html").escape(reason) in page
+    made = int(result.predictions["ok"].sum())
+    assert f"{made} predictions ({len(result.predictions) - made} rows not predicted)" in page
+
+
+def test_metric_definitions_read_as_html(report):
+    page = report.read_text()
+    section = page[page.index("<h2>Metric definitions</h2>"):]
+    assert "``" not in section and "<code>mape_pct</code>" in section and "<li>" in section
 
 
 def test_report_directory_that_is_a_file_is_refused(tmp_path):

@@ -82,17 +82,53 @@ def html_table(frame: pd.DataFrame, table_id: str) -> str:
             f"<tbody>{''.join(body)}</tbody></table>")
 
 
+def _inline(text: str) -> str:
+    """``code`` as <code>, the rest escaped."""
+    parts = text.split("``")
+    return "".join(f"<code>{html.escape(p)}</code>" if i % 2 else html.escape(p)
+                   for i, p in enumerate(parts))
+
+
+def rst_to_html(doc: str) -> str:
+    """The small reStructuredText of kerncast's docstrings as HTML: paragraphs, bullet
+    lists (``* `` items, continued by indented lines) and ``code``."""
+    blocks, out = [b for b in doc.strip().split("\n\n") if b.strip()], []
+    for block in blocks:
+        lines = block.splitlines()
+        if lines[0].lstrip().startswith("* "):
+            items: list[str] = []
+            for line in lines:
+                if line.lstrip().startswith("* "):
+                    items.append(line.lstrip()[2:])
+                else:
+                    items[-1] += " " + line.strip()
+            out.append("<ul>" + "".join(f"<li>{_inline(i)}</li>" for i in items) + "</ul>")
+        else:
+            out.append(f"<p>{_inline(' '.join(x.strip() for x in lines))}</p>")
+    return "".join(out)
+
+
 def _img(path: Path, root: Path, alt: str) -> str:
     return f'<img src="{html.escape(path.relative_to(root).as_posix())}" alt="{html.escape(alt)}">'
+
+
+def _no_predictions(pred: pd.DataFrame, model: str) -> str:
+    """Why ``model`` predicted nothing: its most common error, as the model said it."""
+    errors = pred.loc[(pred["model"] == model) & (pred["error"].astype(str) != ""), "error"]
+    why = errors.astype(str).value_counts().index[0] if len(errors) else "no rows to predict"
+    return (f"<p><b>{html.escape(model)}</b> predicted none of these rows: "
+            f"{html.escape(why)}</p>")
 
 
 def _figures(result: EvaluationResult, root: Path) -> dict[str, list[str]]:
     out = root / "figures"
     out.mkdir(parents=True, exist_ok=True)
     pred = result.predictions
+    predicted = set(pred.loc[pred["ok"], "model"])
     parity = [_img(figs.parity_figure(pred[pred["model"] == m], m,
                                       out / f"parity_{figs.safe_name(m)}.png"), root,
-                   f"predicted against measured, {m}") for m in result.models]
+                   f"predicted against measured, {m}") if m in predicted
+              else _no_predictions(pred, m) for m in result.models]
     ok = pred[pred["ok"]]
     summary = [_img(figs.kernel_error_figure(result.per_kernel, out / "error_per_kernel.png"),
                     root, "error per kernel")]
@@ -123,9 +159,12 @@ def _page(result: EvaluationResult, images: dict[str, list[str]]) -> str:
              "a held-out test dataset" if result.folds == "held-out" else
              f"{result.folds} folds by kernel")
     failures = result.failures()
+    made = int(result.predictions["ok"].sum())
+    failed = len(result.predictions) - made
     parts = [
         f"<h1>kerncast evaluation: {html.escape(result.dataset)}</h1>",
-        f"<p>{len(result.kernels)} kernels, {len(result.predictions)} predictions, "
+        f"<p>{len(result.kernels)} kernels, {made} predictions"
+        f"{f' ({failed} rows not predicted)' if failed else ''}, "
         f"{len(result.models)} models; split: {split}. kerncast {__version__}, {when}.</p>",
         "<h2>Models</h2>", html_table(result.per_model, "per-model"),
         "<h2>Comparison (the survey's Table 2, measured)</h2>",
@@ -137,7 +176,7 @@ def _page(result: EvaluationResult, images: dict[str, list[str]]) -> str:
         "<h2>Launch configurations</h2>", *images["configs"],
         "<h2>Failures</h2>",
         html_table(failures, "failures") if len(failures) else "<p>No model failed.</p>",
-        "<h2>Metric definitions</h2>", f"<pre>{html.escape(_metrics.__doc__ or '')}</pre>",
+        "<h2>Metric definitions</h2>", rst_to_html(_metrics.__doc__ or ""),
     ]
     return ("<!DOCTYPE html><html lang=en><head><meta charset=utf-8>"
             f"<title>kerncast evaluation: {html.escape(result.dataset)}</title>"
