@@ -1,6 +1,7 @@
 """Inputs and references prepared once per (kernel, size) when the launch does not matter."""
 
 import numpy as np
+import pytest
 
 from kerncast.corpus import expected_outputs, get_kernel, make_args
 from kerncast.measure._prep import load_prepared, prepare_unit, sharing
@@ -62,3 +63,27 @@ def test_configurations_that_compute_different_things_get_their_own_class(tmp_pa
         loaded = load_prepared(kernel, config, root=tmp_path)
         want = expected_outputs(kernel, make_args(kernel, config), config)
         assert all(np.array_equal(loaded.want[k], v) for k, v in want.items())
+
+
+def _damage(path, how):
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2] if how == "truncate" else b"\x00garbage")
+
+
+@pytest.mark.parametrize("target, how", [("manifest.json", "garbage"),
+                                          ("manifest.json", "truncate"),
+                                          ("inputs", "truncate")])
+def test_a_damaged_prepared_unit_is_prepared_again(tmp_path, target, how):
+    kernel = get_kernel("matmul_naive")
+    config = kernel.launch("small")
+    unit = prepare_unit(kernel, "small", [config], tmp_path)
+    if target == "manifest.json":
+        _damage(unit / "manifest.json", how)
+    else:
+        inputs = sorted(p for p in unit.glob("inputs-*/*.npy"))
+        _damage(inputs[0], how)
+    loaded = load_prepared(kernel, config, root=tmp_path)
+    fresh = make_args(kernel, config)
+    for arg in kernel.spec.args:
+        if arg.kind == "buffer" and arg.intent != "out":
+            assert np.array_equal(loaded.args[arg.name], fresh[arg.name])

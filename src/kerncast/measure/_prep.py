@@ -174,13 +174,18 @@ def load_prepared(kernel: CorpusKernel, config: LaunchConfig, seed: int = 0,
     manifest_path = unit / "manifest.json" if unit else None
     if manifest_path is None or not manifest_path.exists():
         return prepare(kernel, config, seed, reference)
-    manifest = json.loads(manifest_path.read_text())
-    tags = manifest["configs"].get(config.label())
-    if manifest["seed"] != seed or tags is None:
-        return prepare(kernel, config, seed, reference)
-    in_tag, out_tag = tags
-    inputs = _load_dir(unit / in_tag)
-    want = _load_dir(unit / out_tag) if reference else {}
+    try:
+        manifest = json.loads(manifest_path.read_text())
+        tags = manifest["configs"].get(config.label())
+        if manifest["seed"] != seed or tags is None:
+            return prepare(kernel, config, seed, reference)
+        in_tag, out_tag = tags
+        inputs = _load_dir(unit / in_tag)
+        want = _load_dir(unit / out_tag) if reference else {}
+        for name in [a.name for a in kernel.spec.args if a.kind == "buffer" and a.intent != "out"]:
+            np.asarray(inputs[name][:1])  # a truncated file fails here, not in the run
+    except (OSError, ValueError, KeyError, TypeError, EOFError):
+        return prepare(kernel, config, seed, reference)  # a damaged unit: prepared again
     args: dict[str, object] = {}
     for arg in kernel.spec.args:
         if arg.kind == "scalar":
