@@ -11,24 +11,27 @@ from __future__ import annotations
 import ast
 import math
 import operator
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import lru_cache
+from typing import Any
 
 from kerncast._errors import InputError
 
 __all__ = ["evaluate", "names_in"]
 
-_BINARY = {
+_BINARY: dict[type, Callable[[Any, Any], Any]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
     ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
     ast.Pow: operator.pow, ast.LShift: operator.lshift, ast.RShift: operator.rshift,
     ast.BitAnd: operator.and_, ast.BitOr: operator.or_, ast.BitXor: operator.xor,
 }
-_COMPARE = {
+_COMPARE: dict[type, Callable[[Any, Any], bool]] = {
     ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
     ast.Eq: operator.eq, ast.NotEq: operator.ne,
 }
-_UNARY = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Not: operator.not_}
+_UNARY: dict[type, Callable[[Any], Any]] = {
+    ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Not: operator.not_,
+}
 
 
 def _ceil(x: float) -> int:
@@ -39,7 +42,7 @@ def _ilog2(x: int) -> int:
     return int(x).bit_length() - 1
 
 
-FUNCTIONS = {
+FUNCTIONS: dict[str, Callable[..., Any]] = {
     "ceil": _ceil, "floor": lambda x: int(math.floor(x)), "min": min, "max": max,
     "abs": abs, "int": int, "float": float, "sqrt": math.sqrt, "log2": _ilog2,
     "round_up": lambda x, m: -(-int(x) // int(m)) * int(m),

@@ -119,7 +119,7 @@ class Launch:
 
     def with_grid(self, grid: tuple[int, ...]) -> Launch:
         """The same launch on another grid (a sample of it)."""
-        return replace(self, grid=grid)
+        return replace(self, grid=dims(grid, "grid"))
 
     def arrays(self) -> dict[str, Array]:
         """The array arguments by name."""
