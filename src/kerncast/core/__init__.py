@@ -13,7 +13,7 @@ from kerncast.core._generators import (GENERATORS, Generator, npy_header, parse_
                                        register_generator)
 from kerncast.core._expr import evaluate
 from kerncast.core._kernel import COMPILERS, LANGUAGES, Kernel, language_of_suffix
-from kerncast.core._launch import MAX_GRID, MAX_THREADS, Launch, dims, launch_of
+from kerncast.core._launch import MAX_GRID, MAX_THREADS, Launch, dims
 from kerncast.core._launchfile import (LaunchFile, build_launch, load_launch_file, parse_arg,
                                        parse_args, user_launch)
 from kerncast.core._serial import (kernel_from_dict, kernel_to_dict, launch_from_dict,
@@ -26,7 +26,7 @@ __all__ = [
     "MAX_THREADS", "Argument", "Array", "BufferOffset", "Generator", "Kernel", "Launch",
     "LaunchFile", "Scalar", "Struct", "Tuning", "UserKernel", "View", "as_argument",
     "as_dtype", "build_launch", "dims", "evaluate", "kernel_from_dict", "kernel_to_dict",
-    "language_of", "language_of_suffix", "launch_from_dict", "launch_of", "launch_to_dict",
+    "language_of", "language_of_suffix", "launch_from_dict", "launch_to_dict",
     "load_launch_file", "npy_header", "parse_arg", "parse_args", "parse_generator",
     "register_generator", "user_launch",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -18,6 +19,7 @@ LANGUAGES = {"cuda": (".cu", ".cuh"), "opencl": (".cl",), "ptx": (".ptx",)}
 #: compilers by language; "auto" picks NVRTC (else nvcc) for CUDA, clang for OpenCL
 COMPILERS = {"cuda": ("auto", "nvrtc", "nvcc"), "opencl": ("auto", "clang", "nvidia-opencl"),
              "ptx": ("auto",)}
+_ARCH = re.compile(r"^(?:-arch|--gpu-architecture)(?:=|$)(.*)")
 _SUFFIX = {suffix: name for name, suffixes in LANGUAGES.items() for suffix in suffixes}
 
 
@@ -124,19 +126,28 @@ class Kernel:
         return tuple(out)
 
     def compile_options(self) -> tuple[str, ...]:
-        """The options for the front end: the user's, less what only ptxas takes."""
+        """The options for the front end: the user's, less the target (kerncast compiles for
+        the device it predicts) and what only ptxas takes."""
         out: list[str] = []
         skip = False
         for opt in self.options:
             if skip:
                 skip = False
-                continue
-            if opt.lstrip("-").startswith("maxrregcount"):
-                skip = "=" not in opt
-                continue
-            if opt == "-Xptxas":
+            elif opt.lstrip("-").startswith("maxrregcount") or _ARCH.match(opt):
+                skip = "=" not in opt  # its value, where it is the next option
+            elif opt == "-Xptxas":
                 skip = True
-                continue
-            out.append(opt)
+            else:
+                out.append(opt)
         return tuple(out)
 
+    def target_arch(self) -> str | None:
+        """The target the user's options name (``sm_90``, from ``-arch=sm_90`` or ``-arch
+        sm_90``), or None."""
+        opts = list(self.options)
+        for i, opt in enumerate(opts):
+            match = _ARCH.match(opt)
+            if match:
+                value = match.group(1) or (opts[i + 1] if i + 1 < len(opts) else "")
+                return value.replace("compute_", "sm_") or None
+        return None

@@ -9,7 +9,7 @@ arrays and numbers a run needs.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -181,11 +181,3 @@ class Launch:
     def describe(self) -> list[str]:
         """One line per argument: its name and what it holds."""
         return [f"{n}: {a.describe()}" for n, a in zip(self.names, self.args)]
-
-
-def launch_of(grid: Any, block: Any, args: Sequence[Any] | Mapping[str, Any] = (),
-              **options: Any) -> Launch:
-    """A :class:`Launch` from a list (or name-to-value mapping) of user values."""
-    if isinstance(args, Mapping):
-        return Launch(grid, block, args=tuple(args.values()), names=tuple(args), **options)
-    return Launch(grid, block, args=tuple(args), **options)

@@ -220,10 +220,12 @@ def build_launch(kernel: Kernel, tuning: Tuning, raw: Mapping[str, Any],
 
 def user_launch(kernel: Kernel, tuning: Tuning, params: Mapping[str, Any], args: Any, *,
                 names: tuple[str, ...] = (), grid: Any = None, block: Any = None,
-                dynamic_shared: int = 0, seed: int = 0) -> tuple[Kernel, Launch]:
+                dynamic_shared: int = 0, seed: int = 0,
+                constants: Mapping[str, Any] | None = None) -> tuple[Kernel, Launch]:
     """The kernel as compiled for ``params`` and its launch: ``grid`` and ``block`` where
     given, else Kernel Tuner's from the tuning's problem size (see
-    :class:`~kerncast.core.Tuning`); ``args`` a list of values or a name-to-value mapping.
+    :class:`~kerncast.core.Tuning`); ``args`` a list of values or a name-to-value mapping;
+    ``constants`` the values of ``__constant__`` variables by name.
 
     Raises
     ------
@@ -235,7 +237,8 @@ def user_launch(kernel: Kernel, tuning: Tuning, params: Mapping[str, Any], args:
         names, args = tuple(args), tuple(args.values())
     launch = Launch(grid if grid is not None else tuning.grid(params),
                     block if block is not None else tuning.block(params), dynamic_shared,
-                    args=tuple(args or ()), names=tuple(names), params=params, seed=seed)
+                    args=tuple(args or ()), names=tuple(names), params=params, seed=seed,
+                    constants=constants or {})
     if tuning.tune_params or params or tuning.problem_size:
         kernel = tuning.kernel(kernel, params, launch.grid, launch.block)
     return kernel, launch

@@ -94,11 +94,6 @@ class UserKernel:
             shared = evaluate(shared, params)
         elif callable(shared):
             shared = shared(params)
-        kernel, launch = user_launch(self.kernel, self.tuning, params, self.arguments,
-                                     grid=self.grid, block=self.block,
-                                     dynamic_shared=int(shared), seed=self.seed)
-        if self.cmem_args:
-            launch = Launch(launch.grid, launch.block, launch.dynamic_shared, launch.args,
-                            launch.names, launch.params, launch.size, launch.seed,
-                            constants=self.cmem_args)
-        return kernel, launch
+        return user_launch(self.kernel, self.tuning, params, self.arguments, grid=self.grid,
+                           block=self.block, dynamic_shared=int(shared), seed=self.seed,
+                           constants=self.cmem_args)

@@ -14,7 +14,7 @@ memory. Results are cached on disk (``$KERNCAST_CACHE``, default
 """
 
 from kerncast.frontend._arch import DEFAULT_ARCH, resolve_arch
-from kerncast.frontend._build import build, user_arch
+from kerncast.frontend._build import build
 from kerncast.frontend._cache import cache_root
 from kerncast.frontend._compile import compile, define_flags
 from kerncast.frontend._ptxas import Resources, parse_cubin_constants, parse_verbose
@@ -55,5 +55,4 @@ __all__ = [
     "parse_verbose",
     "resolve_arch",
     "scan_entries",
-    "user_arch",
 ]

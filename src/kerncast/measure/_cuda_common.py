@@ -115,12 +115,10 @@ SPIN_US = 50.0
 def nvrtc_options(kernel: Kernel) -> tuple[str, ...]:
     """NVRTC options of a kernel: C++17, its defines, and the user's options for the front
     end (the target is the GPU's, and ``-maxrregcount`` passes on as NVRTC takes it)."""
-    from kerncast.frontend._build import front_options  # noqa: PLC0415 (the frontend loads on use)
-
     regs = [o.replace("--maxrregcount=", "-maxrregcount=") for o in kernel.ptxas_options()
             if o.startswith("--maxrregcount=")]
     return ("-std=c++17", *(f"-D{k}={_define(v)}" for k, v in sorted(kernel.defines.items())),
-            *front_options(kernel), *regs, *include_flags(kernel))
+            *kernel.compile_options(), *regs, *include_flags(kernel))
 
 
 def include_flags(kernel: Kernel) -> tuple[str, ...]:

@@ -150,7 +150,3 @@ def as_job(kernel: Job | CorpusKernel, config: LaunchConfig | None = None,
         return kernel
     assert config is not None, "a corpus kernel needs its launch configuration"
     return corpus_job(kernel, config, language)
-
-
-def has_views(args: Mapping[str, Any]) -> bool:
-    return any(isinstance(v, ViewOf) for v in args.values())

@@ -79,11 +79,10 @@ class StaticSimulator(Predictor):
 def build_warnings(kernel: Kernel, based_on: dict, registers: int | None) -> list[str]:
     """Where the binary predicted differs from the one the user says they run."""
     from kerncast.devices import get_device  # noqa: PLC0415 (light, but only needed here)
-    from kerncast.frontend import user_arch  # noqa: PLC0415 (the frontend loads on use)
 
     out = []
     target = get_device(based_on["device"]).ptx_target
-    asked = user_arch(kernel)
+    asked = kernel.target_arch()
     if asked and target and asked != target:
         out.append(f"your options compile for {asked}; the prediction is of the {target} "
                    f"binary that {based_on['device']} runs")
