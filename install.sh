@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs kerncast on a Debian machine (Python >= 3.11; no GPU or CUDA toolkit needed):
 #   - Debian packages: clang-14 and libclc-14 (OpenCL C -> PTX), gcc (the C versions of
-#     the corpus kernels), and with --test Chromium and its driver (report tests);
+#     the corpus kernels), LLVM 14's tools and headers with g++ (the CPU profiler behind
+#     kerncast speedup), and with --test Chromium and its driver (report tests);
 #   - a virtual environment .venv holding kerncast and its Python dependencies, among
 #     them NVIDIA's CUDA 13.0 compiler wheels (nvcc, NVRTC, ptxas), nvdisasm and, with --test or
 #     --opencl, PyOpenCL with PoCL (a real OpenCL device on the CPU).
@@ -21,11 +22,11 @@ done
 
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
-echo "[kerncast] installing Debian packages (clang-14, libclc-14, gcc ${apt_extra})"
+echo "[kerncast] installing Debian packages (clang-14, libclc-14, llvm-14-dev, gcc, g++ ${apt_extra})"
 $sudo apt-get update -qq
 # shellcheck disable=SC2086
 $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-  clang-14 libclc-14 gcc libc6-dev python3-venv ca-certificates $apt_extra >/dev/null
+  clang-14 libclc-14 llvm-14-dev gcc g++ libc6-dev python3-venv ca-certificates $apt_extra >/dev/null
 
 python=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
