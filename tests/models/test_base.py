@@ -12,7 +12,7 @@ from sklearn.linear_model import Ridge
 from kerncast import InputError, NotFittedError
 from kerncast.data import Dataset
 from kerncast.models import Prediction, Predictor
-from kerncast.models._persist import decode, encode
+from kerncast._persist import decode, encode
 
 
 class _Constant(Predictor):

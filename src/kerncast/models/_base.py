@@ -30,7 +30,7 @@ from sklearn.base import BaseEstimator
 
 from kerncast._errors import InputError, NotFittedError
 from kerncast.data import Dataset
-from kerncast.models._persist import decode, encode
+from kerncast._persist import decode, encode
 
 __all__ = ["BREAKDOWN_KEYS", "FORMAT_VERSION", "NEEDS", "LaunchInputs", "Prediction",
            "Predictor"]
