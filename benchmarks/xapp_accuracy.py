@@ -55,6 +55,7 @@ from kerncast.cpu._xapp import (  # noqa: E402
     data_bounds,
     fit_baseline,
     grouped_folds,
+    load_features,
     mean_relative_error,
     speedup_dataset,
     speedup_labels,
@@ -249,6 +250,18 @@ def run_device(device: str, s: Settings) -> dict[str, float]:
             "build": final.own.build_seconds_}
 
 
+def report_slowdown(features: str | None) -> None:
+    """The profiler's cost: the region profiled against the region run natively."""
+    frame = load_features(features)
+    timed = frame[frame["slowdown"].notna()] if "slowdown" in frame else frame.iloc[:0]
+    if timed.empty:
+        print("feature collection: no native times in the features file")
+        return
+    by_size = ", ".join(f"{size} {g['slowdown'].median():.1f}x" for size, g in timed.groupby("size"))
+    print(f"feature collection slowdown (profiled / native region time), median: "
+          f"{timed['slowdown'].median():.1f}x over {len(timed)} regions ({by_size})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--device", choices=[*DEVICES, "all"], default="all")
@@ -272,6 +285,7 @@ def main() -> None:
     except KerncastError as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise SystemExit(getattr(exc, "exit_code", 1)) from None
+    report_slowdown(s.features)
     first = results[devices[0]]
     print(f"xapp weighted error: {first['weighted']:.1f}% plain: {first['plain']:.1f}% "
           f"port accuracy: {first['port']:.1f}% build: {first['build']:.1f} s")
