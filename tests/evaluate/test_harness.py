@@ -85,7 +85,16 @@ def test_a_model_failing_on_kernels_is_recorded_and_the_rest_goes_on(result):
         assert per.loc[("roofline", kernel), "failed"] == 0
     roofline = result.per_model.set_index("model").loc["roofline"]
     assert roofline["failed_kernels"] == 2 and roofline["predicted"] + roofline["failed"] == roofline["rows"]
-    assert set(result.failures()["kernel"]) == set(FAKE_KERNELS)
+    # beside the fake kernels only models this dataset cannot serve fail (xapp has no cpu
+    # table here, the learned ones that need two training kernels of the corpus)
+    fails = result.failures()
+    assert set(fails[fails["model"].isin(_serving(result))]["kernel"]) == set(FAKE_KERNELS)
+
+
+def _serving(result) -> set[str]:
+    """Models that predicted some row of the synthetic dataset."""
+    pm = result.per_model
+    return set(pm.loc[pm["predicted"] > 0, "model"])
 
 
 def test_exceptions_nans_and_fit_failures_become_failed_rows(data):
@@ -113,6 +122,8 @@ def test_unmet_needs_are_recorded_without_calling_the_model(data):
 def test_tables_agree_with_the_predictions(result):
     for model, pred in result.predictions.groupby("model"):
         ok = pred[pred["ok"]]
+        if ok.empty:
+            continue
         row = result.per_model.set_index("model").loc[model]
         assert row["mape_pct"] == pytest.approx(ok["ape_pct"].mean())
         assert row["within_25_pct"] == pytest.approx(100 * (ok["ape_pct"] <= 25).mean())
@@ -126,7 +137,7 @@ def test_tables_agree_with_the_predictions(result):
 
 def test_timings_and_explanations_are_recorded(result):
     pm = result.per_model.set_index("model")
-    assert (pm["s_per_prediction"] > 0).all() and (pm["fit_s"] >= 0).all()
+    assert (pm.loc[sorted(_serving(result)), "s_per_prediction"] > 0).all() and (pm["fit_s"] >= 0).all()
     roof = result.predictions[(result.predictions["model"] == "roofline") & result.predictions["ok"]]
     assert set(roof["bottleneck"]) <= {"compute", "memory"}
     assert set(roof["work"]) == {"emulator"}
