@@ -321,32 +321,44 @@ def _prediction(name: str, counters: Mapping[str, Any] | None, m: Machine) -> Pr
                   "busiest_sm_share": busiest_share(counters, m)})
 
 
-@register
-class Components(Predictor):
-    """Song et al.'s components (global, L1/texture, shared memory, compute) from counters;
-    time = launch + the largest; the largest is the bottleneck (see the module docstring)."""
+class CounterFormula(Predictor):
+    """A model that computes each row's time from the counters of its run and the device;
+    a subclass gives :meth:`_row`. It cannot predict a launch that has not run."""
 
-    name = "components"
     needs = frozenset({"counters", "spec"})
-    description = ("Song et al. (IPDPS'13): per-component times from Nsight Compute counters at "
-                   "the spec's and the calibration's throughputs; launch + the largest")
-    insight = "ETP and PBA: the time of each GPU component, the largest is the bottleneck"
     learned = False
     columns = KEY_COLUMNS
 
-    def __init__(self) -> None:
-        """No parameters: every figure comes from the counters, the spec and the calibration."""
+    def _row(self, counters: Mapping[str, Any] | None, m: Machine) -> Prediction:
+        raise NotImplementedError
 
     def _predict(self, dataset: Dataset) -> np.ndarray:
         return np.array([p.seconds for p in self.explain(dataset)], dtype=float)
 
     def explain(self, dataset: Dataset) -> list[Prediction]:
-        """Each row's components, their combination and the bottleneck."""
+        """Each row's prediction with the figures behind it (NaN: no counters of the row)."""
         self._check_fitted()
         rows = dataset.times.to_dict("records")
-        return [_prediction(self.name, c, machine(r["device"], r.get("sm_count")))
+        return [self._row(c, machine(r["device"], r.get("sm_count")))
                 for r, c in zip(rows, launch_counters(dataset))]
 
     def explain_launch(self, kernel: Any, launch: Any, inputs: LaunchInputs) -> Prediction:
         """Not possible: the counters are those of the launch's own run."""
         raise counters_needed(self.name)
+
+
+@register
+class Components(CounterFormula):
+    """Song et al.'s components (global, L1/texture, shared memory, compute) from counters;
+    time = launch + the largest; the largest is the bottleneck (see the module docstring)."""
+
+    name = "components"
+    description = ("Song et al. (IPDPS'13): per-component times from Nsight Compute counters at "
+                   "the spec's and the calibration's throughputs; launch + the largest")
+    insight = "ETP and PBA: the time of each GPU component, the largest is the bottleneck"
+
+    def __init__(self) -> None:
+        """No parameters: every figure comes from the counters, the spec and the calibration."""
+
+    def _row(self, counters: Mapping[str, Any] | None, m: Machine) -> Prediction:
+        return _prediction(self.name, counters, m)

@@ -56,22 +56,18 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
 
 from kerncast._errors import InputError
-from kerncast.data import KEY_COLUMNS, Dataset
 from kerncast.devices import occupancy
-from kerncast.models._base import LaunchInputs, Prediction, Predictor
+from kerncast.models._base import Prediction
 from kerncast.models.registry import register
 from kerncast.models.zoo._components import (
+    CounterFormula,
     OCCUPANCY,
     SHARED_WAVEFRONT_BYTES,
     Machine,
     busiest_share,
-    counters_needed,
     dram_seconds,
-    launch_counters,
-    machine,
     metric,
     shared_wavefronts,
 )
@@ -158,7 +154,7 @@ def _prediction(name: str, counters: Mapping[str, Any] | None, m: Machine,
 
 
 @register
-class QuantitativeAnalysis(Predictor):
+class QuantitativeAnalysis(CounterFormula):
     """Zhang & Owens's QA: instruction pipeline, shared and global memory at calibrated
     throughputs for the kernel's occupancy; the dominating one is the time.
 
@@ -169,27 +165,12 @@ class QuantitativeAnalysis(Predictor):
     """
 
     name = "qa"
-    needs = frozenset({"counters", "spec"})
     description = ("Zhang & Owens (HPCA'11): instruction mix, shared and global traffic from "
                    "counters over calibrated throughputs at the achieved occupancy; the "
                    "dominating component")
     insight = "ETP and PBA: pipeline, shared and global memory time; the dominant one"
-    learned = False
-    columns = KEY_COLUMNS
-
     def __init__(self, *, launch: bool = True):
         self.launch = launch
 
-    def _predict(self, dataset: Dataset) -> np.ndarray:
-        return np.array([p.seconds for p in self.explain(dataset)], dtype=float)
-
-    def explain(self, dataset: Dataset) -> list[Prediction]:
-        """Each row's three components, its instruction classes and the dominant one."""
-        self._check_fitted()
-        rows = dataset.times.to_dict("records")
-        return [_prediction(self.name, c, machine(r["device"], r.get("sm_count")), self.launch)
-                for r, c in zip(rows, launch_counters(dataset))]
-
-    def explain_launch(self, kernel: Any, launch: Any, inputs: LaunchInputs) -> Prediction:
-        """Not possible: the counters are those of the launch's own run."""
-        raise counters_needed(self.name)
+    def _row(self, counters: Mapping[str, Any] | None, m: Machine) -> Prediction:
+        return _prediction(self.name, counters, m, self.launch)

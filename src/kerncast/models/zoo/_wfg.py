@@ -61,18 +61,14 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
 
-from kerncast.data import KEY_COLUMNS, Dataset
-from kerncast.models._base import LaunchInputs, Prediction, Predictor
+from kerncast.models._base import Prediction
 from kerncast.models.registry import register
 from kerncast.models.zoo._components import (
+    CounterFormula,
     Machine,
     busiest_share,
     bytes_per_request,
-    counters_needed,
-    launch_counters,
-    machine,
     metric,
     warps_per_block,
 )
@@ -121,7 +117,7 @@ def _prediction(name: str, counters: Mapping[str, Any] | None, m: Machine,
 
 
 @register
-class WorkFlowGraph(Predictor):
+class WorkFlowGraph(CounterFormula):
     """The survey's Eq. (3) for WFG, per warp from counters, in seconds (module docstring).
 
     Parameters
@@ -131,26 +127,11 @@ class WorkFlowGraph(Predictor):
     """
 
     name = "wfg"
-    needs = frozenset({"counters", "spec"})
     description = ("Baghsorkhi et al.'s work-flow graph as the survey approximates it (Eq. 3): "
                    "bandwidth stalls per memory operation of a warp, from counters and the spec")
     insight = "ETP and PBA: compute cycles against memory cycles per warp, the stall per access"
-    learned = False
-    columns = KEY_COLUMNS
-
     def __init__(self, *, launch: bool = True):
         self.launch = launch
 
-    def _predict(self, dataset: Dataset) -> np.ndarray:
-        return np.array([p.seconds for p in self.explain(dataset)], dtype=float)
-
-    def explain(self, dataset: Dataset) -> list[Prediction]:
-        """Each row's Eq. (3) metrics, compute and stall time and the bottleneck."""
-        self._check_fitted()
-        rows = dataset.times.to_dict("records")
-        return [_prediction(self.name, c, machine(r["device"], r.get("sm_count")), self.launch)
-                for r, c in zip(rows, launch_counters(dataset))]
-
-    def explain_launch(self, kernel: Any, launch: Any, inputs: LaunchInputs) -> Prediction:
-        """Not possible: the counters are those of the launch's own run."""
-        raise counters_needed(self.name)
+    def _row(self, counters: Mapping[str, Any] | None, m: Machine) -> Prediction:
+        return _prediction(self.name, counters, m, self.launch)
