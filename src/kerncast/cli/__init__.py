@@ -23,6 +23,7 @@ from kerncast.cli import _measure  # noqa: F401
 from kerncast.cli import _new  # noqa: F401
 from kerncast.cli import _speedup  # noqa: F401
 from kerncast.cli import _predict  # noqa: F401
+from kerncast.cli import _scale  # noqa: F401
 from kerncast.cli import _train  # noqa: F401
 from kerncast.cli._app import app
 from kerncast.cli._output import err_console, print_json

@@ -13,7 +13,7 @@ from kerncast.models._base import BREAKDOWN_KEYS, NEEDS, Prediction, Predictor
 from kerncast.models.registry import get_predictor, list_predictors, predictor_class, register
 
 # Modules that define models register them on import.
-from kerncast.models import _launch_regression, _roofline, _sampling, _static, _svr, _xapp, zoo  # noqa: E402, F401  isort: skip
+from kerncast.models import _launch_regression, _roofline, _sampling, _scaling, _static, _svr, _xapp, zoo  # noqa: E402, F401  isort: skip
 from kerncast.models._launch_regression import LaunchRegression  # noqa: E402
 from kerncast.models._roofline import LAUNCH_OVERHEAD_H100_S, Roofline  # noqa: E402
 from kerncast.models._sampling import Sampling, SeedLinear  # noqa: E402

@@ -1,0 +1,593 @@
+"""``scaling-surfaces``: time and power across SM counts and devices from one base run.
+
+The scaling-surfaces seed (Wu et al., HPCA 2015) on kerncast's hardware axes. A kernel
+instance's measurements over the configurations (device x SM count) form a surface;
+the model never learns a surface directly but its *scaling values*:
+
+* SM scaling, on the base device: ``c_i = q(s_{i+1}) / q(s_i)`` between adjacent SM
+  counts of the measured axis (8, 16, ..., 132);
+* device scaling, at every SM count ``s``: ``d_s = q(other device, s) / q(base device, s)``
+  (the H100's 3.35 TB/s against the H200's 4.8 TB/s; clocks are never changed).
+
+K-means groups the training kernels' values into cluster sets (one on the SM scaling,
+one per SM count on the device scaling); each centroid is a representative surface. A
+classifier per cluster set (one sigmoid hidden layer, as many hidden nodes as clusters)
+chooses a centroid from the base run's counters, min-max normalised with the training
+minima and maxima (the analogues of the seed's Table II; counters that restate the
+measured time, cycle counts and percentages of peak are left out). A prediction starts
+from the base run's measured value, applies the SM scaling up to the target SM count,
+then the device scaling at the target SM count.
+
+The same pipeline serves three quantities: time per launch, dynamic power (average
+board power minus the device's idle power) and energy per launch. ``classifier="oracle"``
+picks the centroid nearest to the kernel's own measured values (for studies: it needs
+the measurements the model is meant to predict). ``space="log"`` clusters the logarithms
+of the scaling values instead of the values (kerncast's variant; ``"ratio"`` is the
+published one).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from kerncast._errors import InputError
+from kerncast.data import Dataset
+from kerncast.models._base import LaunchInputs, Prediction, Predictor
+from kerncast.models.registry import register
+
+__all__ = ["FEATURES", "QUANTITIES", "SM_AXIS", "ScalingSurfaces", "classifier_inputs",
+           "fit_surfaces", "merge_datasets", "parse_configuration", "predict_surface",
+           "scaling_values", "surface_frame", "surface_grid"]
+
+#: SM counts of the measured surfaces (green contexts below 132, the whole GPU at 132).
+SM_AXIS: tuple[int, ...] = (8, 16, 24, 32, 48, 64, 96, 132)
+#: Quantities with surfaces, and the column of :func:`surface_frame` each is read from.
+QUANTITIES: dict[str, str] = {"time": "time_s", "power": "dynamic_w", "energy": "energy_j"}
+INSTANCE = ["kernel", "size", "config"]
+DEFAULT_BASE = "h100:132"
+#: Dynamic power below this is read as this: the NVML reading just before a loop is at
+#: times still warm from the previous one, so average minus idle can be near zero or below.
+DYNAMIC_FLOOR_W = 5.0
+#: The device's idle power: this quantile of the readings taken just before each loop.
+IDLE_QUANTILE = 0.05
+#: The seed's NumWorkGroups saturates at 320 work-groups on 32 CUs: 10 per CU.
+WORKGROUPS_PER_SM_CAP = 10
+#: The analogues of the seed's Table II (names follow the seed, in its order).
+FEATURES: tuple[str, ...] = (
+    "VALUInsts", "SALUInsts", "VFetchInsts", "LocalInsts", "VWriteInsts", "LDSInsts",
+    "VALUUtilization", "CacheHit", "L1CacheHit", "MemUnitStalled", "WriteUnitStalled",
+    "LDSBankConflict", "Occupancy", "FetchPerLoadByte", "WritePerStoreByte",
+    "NumWorkGroups", "ReadBandwidth", "WriteBandwidth",
+)
+_VALU = ("smsp__inst_executed_pipe_alu.sum", "smsp__inst_executed_pipe_fma.sum",
+         "smsp__inst_executed_pipe_fp64.sum", "smsp__inst_executed_pipe_xu.sum")
+_MEM_STALLS = ("smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio",
+               "smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio")
+#: Random starts of K-means and iterations of the network's L-BFGS training (with as many
+#: hidden nodes as clusters and a few kernels per cluster it fits its training set well
+#: before that and then only sharpens its outputs; the warning that it stopped is muted).
+KMEANS_STARTS = 4
+MLP_ITERATIONS = 300
+_LD_SECTORS = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"
+_ST_SECTORS = "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"
+_SECTOR = 32
+
+
+# -- configurations ------------------------------------------------------------------------
+
+def parse_configuration(text: str, devices: Iterable[str] | None = None) -> tuple[str, int]:
+    """``"h100:132"`` (or ``"h200"``, the whole GPU) as (device key, SM count).
+
+    Raises
+    ------
+    InputError
+        For an unknown device, an SM count that is not a number, or one off the measured
+        axis (:data:`SM_AXIS`), or a device not among ``devices``.
+    """
+    from kerncast.devices import get_device  # noqa: PLC0415
+
+    name, _, sms = str(text).strip().partition(":")
+    device = get_device(name).key
+    try:
+        sm_count = int(sms) if sms else SM_AXIS[-1]
+    except ValueError:
+        raise InputError(f"{text!r}: the SM count {sms!r} is not a whole number; write "
+                         "DEVICE:SMS, e.g. h100:32") from None
+    if sm_count not in SM_AXIS:
+        raise InputError(f"{text!r}: {sm_count} SMs is outside the measured configurations; "
+                         f"choose one of {', '.join(map(str, SM_AXIS))} SMs")
+    known = list(devices) if devices is not None else None
+    if known is not None and device not in known:
+        raise InputError(f"{text!r}: no measured surfaces on {device}; the surfaces cover "
+                         f"{', '.join(known)}")
+    return device, sm_count
+
+
+# -- the measured surfaces -----------------------------------------------------------------
+
+def merge_datasets(datasets: Iterable[Dataset]) -> Dataset:
+    """One dataset of several devices' tables (rows keep their ``device``)."""
+    parts = list(datasets)
+    tables = {}
+    for name in parts[0].tables():
+        frames = [getattr(d, name) for d in parts if len(getattr(d, name))]
+        tables[name] = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    return Dataset(**tables, name="+".join(d.name for d in parts))
+
+
+def _swept_instances(times: pd.DataFrame) -> pd.DataFrame:
+    if "experiment" not in times or not len(times):
+        return pd.DataFrame(columns=INSTANCE)
+    return times.loc[times["experiment"] == "sm-sweep", INSTANCE].drop_duplicates()
+
+
+def _time_column(times: pd.DataFrame) -> pd.Series:
+    if "time_median_s" in times:
+        return times["time_median_s"].astype(float)
+    return pd.Series(np.nan, index=times.index)
+
+
+def surface_frame(dataset: Dataset) -> pd.DataFrame:
+    """One row per (swept instance, device, SM count): ``time_s`` (median launch),
+    ``power_w`` (average board power), ``idle_w``, ``dynamic_w`` and ``energy_j`` (per
+    launch). Instances are the (kernel, size, config) with an ``sm-sweep``; their
+    whole-GPU ``times`` rows are the 132-SM points."""
+    times = dataset.times
+    keys = [*INSTANCE, "device", "sm_count"]
+    if not len(times) or "status" not in times:
+        return pd.DataFrame(columns=[*keys, "time_s", "power_w", "idle_w", "energy_j"])
+    ok = times[times["status"] == "ok"].assign(time_s=lambda t: _time_column(t))
+    ok = ok.merge(_swept_instances(times), on=INSTANCE)[[*keys, "time_s"]]
+    energy = dataset.energy
+    if len(energy) and "avg_power_w" in energy:
+        e = energy.loc[energy["status"] == "ok",
+                       [*keys, "avg_power_w", "idle_power_w", "energy_per_launch_j"]]
+        e.columns = [*keys, "power_w", "idle_w", "energy_j"]
+        ok = ok.merge(e, on=keys, how="outer")
+    for column in ("power_w", "idle_w", "energy_j"):
+        if column not in ok:
+            ok[column] = np.nan
+    return ok.drop_duplicates(keys).reset_index(drop=True)
+
+
+def idle_power(frame: pd.DataFrame) -> dict[str, float]:
+    """Each device's idle power: a low quantile of the readings before each loop."""
+    idle = frame.dropna(subset=["idle_w"])
+    return {str(dev): float(g["idle_w"].quantile(IDLE_QUANTILE)) for dev, g in idle.groupby("device")}
+
+
+def _with_dynamic(frame: pd.DataFrame, idle: Mapping[str, float]) -> pd.DataFrame:
+    base = frame["device"].map(lambda d: idle.get(str(d), np.nan)).astype(float)
+    return frame.assign(dynamic_w=np.maximum(frame["power_w"].astype(float) - base, DYNAMIC_FLOOR_W))
+
+
+def surface_grid(frame: pd.DataFrame, column: str, devices: list[str]) -> tuple[list[tuple], np.ndarray]:
+    """The instances and their values of ``column`` as an array [instance, device, SM]."""
+    index = pd.MultiIndex.from_product([devices, list(SM_AXIS)], names=["device", "sm_count"])
+    wide = (frame.pivot_table(index=INSTANCE, columns=["device", "sm_count"], values=column,
+                              aggfunc="first", dropna=False)
+            .reindex(columns=index))
+    grid = wide.to_numpy(dtype=float).reshape(len(wide), len(devices), len(SM_AXIS))
+    return [tuple(k) for k in wide.index], grid
+
+
+def scaling_values(grid: np.ndarray) -> dict[str, np.ndarray]:
+    """Scaling values of surfaces [instance, device, SM] (device 0 is the base device):
+    ``"sm"`` [instance, SM step] along the base device, and ``"<d>@<s>"`` [instance, 1]:
+    device ``d`` over the base device at the ``s``-th SM count."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = {"sm": grid[:, 0, 1:] / grid[:, 0, :-1]}
+        for d in range(1, grid.shape[1]):
+            for s in range(grid.shape[2]):
+                out[f"{d}@{s}"] = (grid[:, d, s] / grid[:, 0, s])[:, None]
+    return out
+
+
+# -- classifier inputs ---------------------------------------------------------------------
+
+def _num(row: Mapping[str, Any], name: str) -> float:
+    value = row.get(name, np.nan)
+    try:
+        return float(value) if value is not None else np.nan
+    except (TypeError, ValueError):
+        return np.nan
+
+
+def _ratio(num: float, den: float) -> float:
+    return num / den if np.isfinite(num) and np.isfinite(den) and den > 0 else np.nan
+
+
+def _static_occupancy(row: Mapping[str, Any], device: str) -> float:
+    """The launch's theoretical occupancy (the seed's static Occupancy)."""
+    from kerncast.devices import occupancy  # noqa: PLC0415
+
+    try:
+        occ = occupancy(device, int(row["threads_per_block"]), int(row.get("registers") or 32),
+                        int(row.get("static_shared") or 0) + int(row.get("dynamic_shared") or 0))
+    except (KeyError, TypeError, ValueError, InputError):
+        return np.nan
+    return float(occ.occupancy)
+
+
+def classifier_inputs(counters: Mapping[str, Any], base_time_s: float, device: str = "h100",
+                      sm_count: int = SM_AXIS[-1]) -> dict[str, float]:
+    """The analogues of the seed's Table II from one run's Nsight Compute counters.
+
+    Instruction counts are per warp (the seed's are per work-item); bandwidths are DRAM
+    bytes over the run's measured time ``base_time_s``. Left out as restating the time:
+    the duration, cycle counts, IPC and every percentage of peak (VALUBusy, SALUBusy,
+    MemUnitBusy, VIPC, MemTime).
+    """
+    n = counters
+    warps = _num(n, "smsp__warps_launched.sum")
+    conflicts = (_num(n, "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum")
+                 + _num(n, "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"))
+    wavefronts = (_num(n, "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum")
+                  + _num(n, "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"))
+    read, write = _num(n, "dram__bytes_read.sum"), _num(n, "dram__bytes_write.sum")
+    occ = _static_occupancy(n, device)
+    return {
+        "VALUInsts": _ratio(sum(_num(n, c) for c in _VALU), warps),
+        "SALUInsts": _ratio(_num(n, "smsp__inst_executed_op_branch.sum"), warps),
+        "VFetchInsts": _ratio(_num(n, "smsp__inst_executed_op_global_ld.sum"), warps),
+        "LocalInsts": _ratio(_num(n, "smsp__inst_executed_op_local_ld.sum")
+                             + _num(n, "smsp__inst_executed_op_local_st.sum"), warps),
+        "VWriteInsts": _ratio(_num(n, "smsp__inst_executed_op_global_st.sum"), warps),
+        "LDSInsts": _ratio(_num(n, "smsp__inst_executed_op_shared_ld.sum")
+                           + _num(n, "smsp__inst_executed_op_shared_st.sum"), warps),
+        "VALUUtilization": _num(n, "smsp__thread_inst_executed_per_inst_executed.ratio") / 32 * 100,
+        "CacheHit": _num(n, "lts__t_sector_hit_rate.pct"),
+        "L1CacheHit": _num(n, "l1tex__t_sector_hit_rate.pct"),
+        "MemUnitStalled": sum(_num(n, c) for c in _MEM_STALLS),
+        "WriteUnitStalled": _num(n, "smsp__average_warps_issue_stalled_drain_per_issue_active.ratio"),
+        "LDSBankConflict": _ratio(conflicts, wavefronts) if wavefronts > 0 else 0.0,
+        "Occupancy": occ,
+        "FetchPerLoadByte": _ratio(read, _SECTOR * _num(n, _LD_SECTORS)),
+        "WritePerStoreByte": _ratio(write, _SECTOR * _num(n, _ST_SECTORS)),
+        "NumWorkGroups": min(_num(n, "blocks"), WORKGROUPS_PER_SM_CAP * sm_count),
+        "ReadBandwidth": _ratio(read, base_time_s),
+        "WriteBandwidth": _ratio(write, base_time_s),
+    }
+
+
+# -- fitting ---------------------------------------------------------------------------------
+
+def _to_space(values: np.ndarray, space: str) -> np.ndarray:
+    return np.log(values) if space == "log" else values
+
+
+def _normalise(x: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    span = np.where(hi > lo, hi - lo, 1.0)
+    out = (x - lo) / span
+    return np.where(np.isfinite(out), out, 0.0)
+
+
+def _cluster(values: np.ndarray, k: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """K-means centroids and labels of ``values`` [n, d] (k clamped to the distinct rows)."""
+    from sklearn.cluster import KMeans  # noqa: PLC0415
+
+    k = max(1, min(k, len(np.unique(values.round(12), axis=0))))
+    km = KMeans(n_clusters=k, n_init=KMEANS_STARTS, random_state=seed).fit(values)
+    return km.cluster_centers_, km.labels_
+
+
+def _classifier(x: np.ndarray, labels: np.ndarray, seed: int) -> Any:
+    """The seed's network: one sigmoid hidden layer with as many nodes as clusters."""
+    from sklearn.exceptions import ConvergenceWarning  # noqa: PLC0415
+    from sklearn.neural_network import MLPClassifier  # noqa: PLC0415
+
+    classes = np.unique(labels)
+    if len(classes) < 2:
+        return None
+    net = MLPClassifier(hidden_layer_sizes=(int(labels.max()) + 1,), activation="logistic",
+                        solver="lbfgs", max_iter=MLP_ITERATIONS, random_state=seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return net.fit(x, labels)
+
+
+def _fit_set(values: np.ndarray, x: np.ndarray, k: int, seed: int, space: str) -> dict[str, Any] | None:
+    keep = np.all(np.isfinite(values), axis=1) & np.all(values > 0, axis=1)
+    if keep.sum() < 2:
+        return None
+    centroids, labels = _cluster(_to_space(values[keep], space), k, seed)
+    have_x = np.isfinite(x[keep]).all(axis=1)
+    net = _classifier(x[keep][have_x], labels[have_x], seed) if have_x.sum() >= 2 else None
+    majority = int(np.bincount(labels).argmax())
+    return {"centroids": centroids, "classifier": net, "majority": majority,
+            "members": int(keep.sum())}
+
+
+def fit_surfaces(frame: pd.DataFrame, inputs: pd.DataFrame, *, base: tuple[str, int],
+                 n_clusters: int = 12, seed: int = 0, space: str = "ratio",
+                 quantities: Iterable[str] = tuple(QUANTITIES)) -> dict[str, Any]:
+    """Fit the cluster sets and classifiers of every quantity.
+
+    Parameters
+    ----------
+    frame
+        :func:`surface_frame` of the training instances.
+    inputs
+        :func:`classifier_inputs` of each training instance's base run, indexed by the
+        instance (kernel, size, config).
+    base
+        The base configuration (device key, SM count).
+    n_clusters
+        Clusters per set (the seed chose 12 of 2..20); fewer where the set has fewer
+        distinct kernels.
+    space
+        ``"ratio"`` clusters the scaling values (as published), ``"log"`` their logarithms.
+    """
+    if space not in ("ratio", "log"):
+        raise InputError(f"space must be 'ratio' or 'log', not {space!r}")
+    devices = [base[0], *sorted(set(frame["device"].astype(str)) - {base[0]})]
+    idle = idle_power(frame)
+    frame = _with_dynamic(frame, idle)
+    inst, _ = surface_grid(frame, "time_s", devices)
+    x_raw = inputs.reindex(pd.MultiIndex.from_tuples(inst, names=INSTANCE))[list(FEATURES)]
+    x_raw = x_raw.to_numpy(dtype=float)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        lo, hi = np.nanmin(x_raw, axis=0), np.nanmax(x_raw, axis=0)
+    has_run = np.isfinite(x_raw).any(axis=1)
+    x = np.where(has_run[:, None], _normalise(x_raw, lo, hi), np.nan)
+    sets = {}
+    for quantity in quantities:
+        _, grid = surface_grid(frame, QUANTITIES[quantity], devices)
+        fitted = {name: _fit_set(v, x, n_clusters, seed, space)
+                  for name, v in scaling_values(grid).items()}
+        sets[quantity] = {name: s for name, s in fitted.items() if s is not None}
+    return {"base": [base[0], int(base[1])], "devices": devices, "axis": list(SM_AXIS),
+            "features": list(FEATURES), "lo": lo, "hi": hi, "idle_w": idle, "space": space,
+            "n_clusters": int(n_clusters), "sets": sets,
+            "kernels": sorted({k[0] for k in inst})}
+
+
+# -- prediction ------------------------------------------------------------------------------
+
+def _label(cluster_set: Mapping[str, Any], x: np.ndarray | None, truth: np.ndarray | None,
+           space: str) -> int:
+    centroids = np.asarray(cluster_set["centroids"])
+    if truth is not None:
+        if not np.all(np.isfinite(truth)) or not np.all(truth > 0):
+            return -1
+        return int(np.argmin(((centroids - _to_space(truth, space)) ** 2).sum(axis=1)))
+    net = cluster_set["classifier"]
+    if net is None or x is None:
+        return int(cluster_set["majority"])
+    return int(net.predict(x[None, :])[0])
+
+
+def _values(cluster_set: Mapping[str, Any], label: int, space: str) -> np.ndarray:
+    if label < 0:
+        return np.full(np.asarray(cluster_set["centroids"]).shape[1], np.nan)
+    row = np.asarray(cluster_set["centroids"])[label]
+    return np.exp(row) if space == "log" else row
+
+
+def _sm_factor(steps: np.ndarray, i_from: int, i_to: int) -> float:
+    if i_to >= i_from:
+        return float(np.prod(steps[i_from:i_to]))
+    return float(1.0 / np.prod(steps[i_to:i_from]))
+
+
+def _quantity_path(surfaces: Mapping[str, Any], quantity: str, x: np.ndarray | None,
+                   truth: Mapping[str, np.ndarray] | None, target: tuple[str, int]) -> tuple[float, dict]:
+    """The factor from the base to ``target`` for ``quantity``, and the clusters chosen."""
+    sets, space = surfaces["sets"].get(quantity, {}), surfaces["space"]
+    devices = list(surfaces["devices"])
+    i_b, i_t = SM_AXIS.index(int(surfaces["base"][1])), SM_AXIS.index(int(target[1]))
+    if "sm" not in sets:
+        return np.nan, {}
+    chosen = {"sm": _label(sets["sm"], x, None if truth is None else truth["sm"][0], space)}
+    factor = _sm_factor(_values(sets["sm"], chosen["sm"], space), i_b, i_t)
+    if target[0] != devices[0]:
+        name = f"{devices.index(target[0])}@{i_t}" if target[0] in devices else ""
+        if name not in sets:
+            return np.nan, chosen
+        chosen[name] = _label(sets[name], x, None if truth is None else truth[name][0], space)
+        factor *= float(_values(sets[name], chosen[name], space)[0])
+    return factor, chosen
+
+
+def _normalised_inputs(surfaces: Mapping[str, Any], inputs: Mapping[str, float] | None) -> np.ndarray | None:
+    if inputs is None:
+        return None
+    raw = np.array([float(inputs.get(f, np.nan)) for f in surfaces["features"]])
+    lo, hi = np.asarray(surfaces["lo"], float), np.asarray(surfaces["hi"], float)
+    return np.where(np.isfinite(raw), _normalise(raw, lo, hi), 0.0)
+
+
+def predict_surface(surfaces: Mapping[str, Any], base_time: float,
+                    base_counters: Mapping[str, Any] | None, targets: Iterable[tuple[str, int]], *,
+                    base_power_w: float = np.nan, base_energy_j: float = np.nan,
+                    truth: Mapping[str, Mapping[str, np.ndarray]] | None = None) -> pd.DataFrame:
+    """Time, power and energy per launch at each target configuration from one base run.
+
+    Parameters
+    ----------
+    surfaces
+        What :func:`fit_surfaces` returned.
+    base_time, base_power_w, base_energy_j
+        The base run's measured median launch time, average board power and energy per
+        launch (power and energy: NaN where the base run has none).
+    base_counters
+        The base run's counters (a ``counters`` row), or None with ``truth`` given.
+    targets
+        (device key, SM count) pairs on :data:`SM_AXIS`.
+    truth
+        The kernel's own scaling values per quantity: the oracle classifier.
+    """
+    base_dev = surfaces["base"][0]
+    x = None
+    if base_counters is not None:
+        x = _normalised_inputs(surfaces, classifier_inputs(base_counters, base_time, base_dev,
+                                                           int(surfaces["base"][1])))
+    idle = surfaces["idle_w"]
+    base_dyn = max(base_power_w - idle.get(base_dev, np.nan), DYNAMIC_FLOOR_W)
+    starts = {"time": base_time, "power": base_dyn, "energy": base_energy_j}
+    rows = []
+    for device, sm_count in targets:
+        row: dict[str, Any] = {"device": device, "sm_count": int(sm_count)}
+        for quantity, start in starts.items():
+            factor, chosen = _quantity_path(surfaces, quantity, x,
+                                            None if truth is None else truth.get(quantity),
+                                            (device, sm_count))
+            row[quantity] = start * factor
+            row[f"{quantity}_clusters"] = chosen
+        row["power_w"] = row.pop("power") + idle.get(device, np.nan)
+        row["time_s"], row["energy_j"] = row.pop("time"), row.pop("energy")
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def oracle_truth(frame: pd.DataFrame, instance: tuple, surfaces: Mapping[str, Any]) -> dict[str, dict]:
+    """The instance's own scaling values (for ``classifier="oracle"``)."""
+    part = _with_dynamic(frame, surfaces["idle_w"])
+    part = part[(part[INSTANCE] == pd.Series(instance, index=INSTANCE)).all(axis=1)]
+    out = {}
+    for quantity, column in QUANTITIES.items():
+        _, grid = surface_grid(part, column, list(surfaces["devices"]))
+        if len(grid):
+            out[quantity] = scaling_values(grid)
+    return out
+
+
+# -- base runs in a dataset --------------------------------------------------------------------
+
+def _at(table: pd.DataFrame, device: str, sm_count: int) -> pd.DataFrame:
+    if not len(table) or "device" not in table:
+        return table
+    sel = (table["device"] == device) & (table["sm_count"] == sm_count) & (table["status"] == "ok")
+    return table[sel]
+
+
+def base_runs(dataset: Dataset, base: tuple[str, int]) -> pd.DataFrame:
+    """Each instance's base run: time, power, energy and counters row, indexed by instance.
+
+    The time is the ``times`` row's median; where the harness has hidden it (its ``time_``
+    columns), the median launch time the base run's energy measurement recorded.
+    """
+    times = _at(dataset.times, *base)
+    keys = INSTANCE
+    runs = times[keys].assign(time_s=_time_column(times).to_numpy())
+    energy = _at(dataset.energy, *base)
+    if len(energy):
+        e = energy[keys].assign(power_w=energy["avg_power_w"].to_numpy(),
+                                energy_j=energy["energy_per_launch_j"].to_numpy(),
+                                energy_time_s=(energy["time_per_launch_s"]
+                                               * energy["gpu_busy_fraction"]).to_numpy())
+        runs = runs.merge(e, on=keys, how="left")
+        runs["time_s"] = runs["time_s"].fillna(runs.pop("energy_time_s"))
+    for column in ("power_w", "energy_j"):
+        if column not in runs:
+            runs[column] = np.nan
+    counters = _at(dataset.counters, *base)
+    if len(counters) and "sample_k" in counters:
+        counters = counters[counters["sample_k"] == 0]
+    found = {tuple(r[k] for k in keys): r.to_dict() for _, r in counters.iterrows()}
+    runs["counters"] = [found.get(tuple(r)) for r in runs[keys].itertuples(index=False)]
+    return runs.drop_duplicates(keys).set_index(keys)
+
+
+def base_inputs(runs: pd.DataFrame, base: tuple[str, int]) -> pd.DataFrame:
+    """:func:`classifier_inputs` of every base run that has counters."""
+    rows = {key: classifier_inputs(r["counters"], r["time_s"], base[0], base[1])
+            for key, r in runs.iterrows() if r["counters"] is not None}
+    out = pd.DataFrame.from_dict(rows, orient="index", columns=list(FEATURES))
+    if len(out):
+        out.index = pd.MultiIndex.from_tuples(out.index, names=INSTANCE)
+    return out
+
+
+# -- the predictor -----------------------------------------------------------------------------
+
+@register
+class ScalingSurfaces(Predictor):
+    """Scaling surfaces across SM counts and devices, chosen by a classifier on counters."""
+
+    name = "scaling-surfaces"
+    needs = frozenset({"base_config_run", "counters"})
+    learned = True
+    description = ("The scaling-surfaces seed (Wu et al.): K-means cluster sets of SM-count and "
+                   "device scaling values, a one-hidden-layer sigmoid network on the base run's "
+                   "counters chooses each; the base run's time is scaled along SM count, then device.")
+    insight = ("Which scaling family a kernel belongs to (compute-bound, bandwidth-bound, latency "
+               "or launch limited) and its time and power at other SM counts and devices.")
+    columns = ("kernel", "size", "config", "device", "sm_count")
+
+    def __init__(self, *, base: str = DEFAULT_BASE, n_clusters: int = 12,
+                 classifier: str = "network", space: str = "ratio", seed: int = 0):
+        self.base = base
+        self.n_clusters = n_clusters
+        self.classifier = classifier
+        self.space = space
+        self.seed = seed
+
+    def _base(self) -> tuple[str, int]:
+        return parse_configuration(self.base)
+
+    def _fit(self, dataset: Dataset) -> None:
+        if self.classifier not in ("network", "oracle"):
+            raise InputError(f"classifier must be 'network' or 'oracle', not {self.classifier!r}")
+        base = self._base()
+        frame = surface_frame(dataset)
+        runs = base_runs(dataset, base)
+        inputs = base_inputs(runs, base)
+        if not len(inputs):
+            raise InputError(f"scaling-surfaces needs base runs with counters at {self.base} and "
+                             "an sm-sweep; give a dataset with both (data/h100 and data/h200 merged)")
+        self.surfaces_ = fit_surfaces(frame, inputs, base=base, n_clusters=self.n_clusters,
+                                      seed=self.seed, space=self.space)
+
+    def _predict(self, dataset: Dataset) -> np.ndarray:
+        return self.predict_table(dataset)["time_s"].to_numpy(dtype=float)
+
+    def predict_table(self, dataset: Dataset) -> pd.DataFrame:
+        """Time, power and energy predicted for each row of ``dataset.times`` (NaN where
+        the base run or its counters are missing, off the surfaces, and at the base
+        configuration itself, which is the input and not a prediction)."""
+        self._check_fitted()
+        surfaces, base = self.surfaces_, self._base()
+        runs = base_runs(dataset, base)
+        frame = surface_frame(dataset) if self.classifier == "oracle" else None
+        out = []
+        for row in dataset.times[list(self.columns)].itertuples(index=False):
+            out.append(self._predict_row(surfaces, runs, frame, row, base))
+        return pd.DataFrame(out, columns=["time_s", "power_w", "energy_j"])
+
+    def _predict_row(self, surfaces: Mapping[str, Any], runs: pd.DataFrame,
+                     frame: pd.DataFrame | None, row: Any, base: tuple[str, int]) -> tuple:
+        key = (row.kernel, row.size, row.config)
+        target = (str(row.device), int(row.sm_count))
+        nan = (np.nan, np.nan, np.nan)
+        if target == base or key not in runs.index or target[1] not in SM_AXIS:
+            return nan
+        run = runs.loc[key]
+        truth = oracle_truth(frame, key, surfaces) if frame is not None else None
+        if truth is None and run["counters"] is None:
+            return nan
+        table = predict_surface(surfaces, float(run["time_s"]), run["counters"], [target],
+                                base_power_w=float(run["power_w"]),
+                                base_energy_j=float(run["energy_j"]), truth=truth)
+        return tuple(float(table[c].iloc[0]) for c in ("time_s", "power_w", "energy_j"))
+
+    def explain(self, dataset: Dataset) -> list[Prediction]:
+        table = self.predict_table(dataset)
+        times = dataset.times
+        return [Prediction(seconds=float(t), model=self.name,
+                           based_on={"base": self.base, "device": str(d), "sm_count": int(s),
+                                     "power_w": float(p), "energy_j": float(e)})
+                for t, p, e, d, s in zip(table["time_s"], table["power_w"], table["energy_j"],
+                                         times["device"], times["sm_count"])]
+
+    def explain_launch(self, kernel: Any, launch: Any, inputs: LaunchInputs) -> Prediction:
+        raise InputError("the model 'scaling-surfaces' predicts from a measured base run with "
+                         "counters, not one launch; use 'kerncast scale corpus:NAME --base h100:132 "
+                         "--to h200:64', score it with 'kerncast evaluate', or predict with "
+                         "--model static or sampling")

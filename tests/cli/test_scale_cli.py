@@ -1,0 +1,64 @@
+"""``kerncast scale`` end to end on the shipped data, and the mistakes a user makes (exit 2,
+a message saying what to do)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kerncast.cli import main
+
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+
+
+def _run(capsys, argv: list[str]) -> tuple[int, str, str]:
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_scale_predicts_targets_with_measurements_and_a_plot(capsys, tmp_path):
+    plot = tmp_path / "surface.png"
+    code, out, err = _run(capsys, ["scale", "corpus:matmul_tiled", "--base", "h100:132",
+                                   "--to", "h200:64,h100:32", "--plot", str(plot), "--json"])
+    assert code == 0, err
+    answer = json.loads(out)
+    assert answer["kernel"] == "matmul_tiled" and answer["base"] == "h100:132"
+    assert answer["trained_on"] == 57  # every kernel but the one predicted
+    got = {(t["device"], t["sm_count"]): t for t in answer["targets"]}
+    assert set(got) == {("h200", 64), ("h100-sxm", 32)}
+    for target in got.values():
+        assert target["time_s"] > 0 and target["power_w"] > 0
+        assert target["measured_time_s"] > 0
+        assert abs(target["error_time_s_pct"]) < 100
+    assert plot.stat().st_size > 0
+
+
+def test_scale_defaults_to_every_configuration_in_a_table(capsys):
+    code, out, err = _run(capsys, ["scale", "corpus:copy_vector"])
+    assert code == 0, err
+    assert "h200:8" in out and "h100-sxm:96" in out and "h100-sxm:132" not in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["corpus:matmul_tiled", "--to", "h100:40"], "outside the measured configurations"),
+    (["corpus:matmul_tiled", "--to", "h100:300"], "outside the measured configurations"),
+    (["corpus:matmul_tiled", "--to", "mi300:32"], "unknown"),
+    (["corpus:matmul_tiled", "--to", "a100:32"], "no measured surfaces"),
+    (["corpus:matmul_tiled", "--base", "h200:132"], "no counters"),
+    (["corpus:matmul_tiled", "--base", "h100:64"], "use --base h100:132"),
+    (["corpus:no_such_kernel"], "unknown kernel"),
+    (["matmul_tiled.cu"], "corpus:NAME"),
+])
+def test_bad_input_exits_2_with_what_to_do(capsys, argv, message):
+    code, out, err = _run(capsys, ["scale", *argv])
+    assert code == 2
+    assert message in err
+
+
+def test_bad_input_as_json_has_a_hint(capsys):
+    code, out, _ = _run(capsys, ["scale", "corpus:matmul_tiled", "--base", "h200:132", "--json"])
+    assert code == 2
+    answer = json.loads(out)
+    assert answer["kind"] == "bad input" and "--base h100:132" in answer["hint"]
