@@ -513,7 +513,8 @@ class Combined(Predictor):
         count = len(dataset.times)
         chosen = [_choose(self.experts_, {n for n in z if np.isfinite(z[n][i])})
                   for i in range(count)]
-        logs, weights = np.full(count, np.nan), [{}] * count
+        logs = np.full(count, np.nan)
+        weights: list[dict[str, float]] = [{}] * count
         features = row_features(dataset.times)
         for expert in self.experts_:
             rows = [i for i in range(count) if chosen[i] is expert]
