@@ -70,8 +70,9 @@ def _error(capsys) -> str:
 
 def test_unknown_model_lists_the_known_ones(dataset_dir, capsys):
     assert main(["evaluate", "-d", str(dataset_dir), "--models", "rofline"]) == 2
-    assert _error(capsys) == ("error: unknown model 'rofline'; did you mean roofline? the known "
-                              f"models are: {', '.join(sorted(list_predictors()))}")
+    error = _error(capsys)
+    assert error.startswith("error: unknown model 'rofline'; did you mean roofline")
+    assert error.endswith(f"the known models are: {', '.join(sorted(list_predictors()))}")
 
 
 def test_kernels_not_in_the_dataset(dataset_dir, capsys):

@@ -21,7 +21,7 @@ def test_unknown_name_lists_the_known_ones():
     with pytest.raises(InputError) as err:
         get_predictor("roofilne")
     message = str(err.value)
-    assert message.startswith("unknown model 'roofilne'; did you mean roofline?")
+    assert message.startswith("unknown model 'roofilne'; did you mean roofline")
     assert "the known models are: " + ", ".join(list_predictors()) in message
 
 
