@@ -244,3 +244,26 @@ def test_forward_selection_keeps_the_useful_base():
     assert experts[0]["kernels"] == 8 and experts[0]["held_out_error"] < 5.0
     if experts[0]["kind"] == "blend":
         assert experts[0]["terms"] == ["good"]
+
+
+def test_answers_of_a_model_that_learns_nothing_are_asked_once_per_kernel(fakes, monkeypatch):
+    from kerncast.models.zoo import _combined
+
+    monkeypatch.setattr(_combined, "_MEMO", {})
+    calls: list[int] = []
+    original = RightOnA._predict
+
+    def counted(self, dataset):
+        calls.append(len(dataset.times))
+        return original(self, dataset)
+
+    monkeypatch.setattr(RightOnA, "_predict", counted)
+    model = RightOnA().fit(fakes)
+    first, _ = _combined.base_answers(model, fakes)
+    again, _ = _combined.base_answers(model, fakes)
+    assert len(calls) == len(KERNELS)  # the second pass read every kernel back
+    np.testing.assert_array_equal(first, again)
+    changed = fake_dataset()
+    changed.times.loc[changed.times["kernel"] == "k00", "blocks"] *= 2
+    _combined.base_answers(model, changed)
+    assert len(calls) == len(KERNELS) + 1  # only the changed kernel is asked again
