@@ -18,6 +18,7 @@ from kerncast.cli import _corpus  # noqa: F401
 from kerncast.cli import _data  # noqa: F401
 from kerncast.cli import _devices  # noqa: F401
 from kerncast.cli import _evaluate  # noqa: F401
+from kerncast.cli import _explain  # noqa: F401
 from kerncast.cli import _inspect  # noqa: F401
 from kerncast.cli import _measure  # noqa: F401
 from kerncast.cli import _new  # noqa: F401

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-__all__ = ["configs_figure", "ecdf_figure", "kernel_error_figure", "parity_figure", "safe_name",
-           "sample_ladder_figure", "tradeoff_figure"]
+__all__ = ["configs_figure", "ecdf_figure", "kernel_error_figure", "parity_figure",
+           "roofline_figure", "safe_name", "sample_ladder_figure", "tradeoff_figure"]
 
 BAND = 0.25  # the +-25% band around y = x
 
@@ -209,3 +209,50 @@ def tradeoff_figure(sweep: pd.DataFrame, path: Path) -> Path:
            title="sampling: error against overhead as the budget grows")
     ax.legend(fontsize=7)
     return _save(fig, path)
+
+
+def roofline_figure(roof: dict[str, float], seconds: float, fixed: dict[str, float],
+                    title: str, path: Path) -> Path:
+    """One launch: on the left the device's roofline (fp32 and fp64 peaks, DRAM
+    bandwidth) with the launch placed at its operations per DRAM byte and operations per
+    second, as is and with each fix that gains; on the right its predicted time as is and
+    with each fix. ``roof`` is :attr:`kerncast.models.WhatIf.roofline`."""
+    plt = _pyplot()
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2),
+                                      gridspec_kw={"width_ratios": [3, 2]})
+    _roofs(left, roof)
+    if roof["flops"] > 0:
+        x = roof["intensity"]
+        left.scatter([x], [roof["flops_per_s"]], color="black", zorder=3, label="as is")
+        for fix, t in fixed.items():
+            if t < seconds * 0.99:
+                left.scatter([x], [roof["flops"] / t], marker="^", zorder=3, label=f"no {fix}")
+    else:
+        left.text(0.5, 0.92, f"no floating-point operations: {roof['bytes_per_s'] / 1e9:.0f} "
+                  f"GB/s of DRAM, {roof['bytes_per_s'] / roof['peak_bandwidth']:.0%} of the "
+                  "peak", transform=left.transAxes, ha="center")
+    left.legend(fontsize=8, loc="lower right")
+    names = ["as is", *[f"no {f}" for f in fixed]]
+    times = [seconds, *fixed.values()]
+    right.barh(names[::-1], times[::-1], color=["tab:blue"] * len(fixed) + ["black"])
+    right.set_xscale("log")
+    _time_axis(right.xaxis)
+    right.set_xlabel("predicted time")
+    for y, t in enumerate(times[::-1]):
+        right.text(t, y, f" {seconds / t:.2f}x", va="center", fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def _roofs(axis, roof: dict[str, float]) -> None:
+    intensity = np.logspace(-3, 4, 200)
+    memory = intensity * roof["peak_bandwidth"]
+    for peak, label, style in ((roof["peak_fp32"], "fp32 peak", "-"),
+                               (roof["peak_fp64"], "fp64 peak", "--")):
+        axis.plot(intensity, np.minimum(memory, peak), style, color="grey", label=label)
+    axis.set_xscale("log")
+    axis.set_yscale("log")
+    axis.set_xlabel("floating-point operations per DRAM byte")
+    axis.set_ylabel("floating-point operations per second")
+    axis.set_ylim(roof["peak_fp32"] * 1e-5, roof["peak_fp32"] * 3)

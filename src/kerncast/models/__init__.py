@@ -21,6 +21,7 @@ from kerncast.models._static import StaticSimulator  # noqa: E402
 from kerncast.models._svr import SamplingSVR  # noqa: E402
 from kerncast.models._xapp import XappSpeedup  # noqa: E402
 from kerncast.models._predict import predict, resolve_kernel, sweep  # noqa: E402
+from kerncast.models._insight import WhatIf, importance, what_if  # noqa: E402
 from kerncast.models._trained import shipped_models, train, trained_model  # noqa: E402
 
 __all__ = [
@@ -31,12 +32,14 @@ __all__ = [
     "Prediction",
     "Predictor",
     "Roofline",
+    "WhatIf",
     "Sampling",
     "SamplingSVR",
     "SeedLinear",
     "StaticSimulator",
     "XappSpeedup",
     "get_predictor",
+    "importance",
     "list_predictors",
     "predict",
     "resolve_kernel",
@@ -46,4 +49,5 @@ __all__ = [
     "shipped_models",
     "train",
     "trained_model",
+    "what_if",
 ]

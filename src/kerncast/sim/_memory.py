@@ -53,6 +53,8 @@ class RequestCost:
     share: float               # probability that a first fetch comes from DRAM
     instance: tuple[int, int, int] = (0, 0, 0)  # (warp in block, pc, occurrence)
     nbytes: int = 0            # bytes its lanes move
+    traffic: float = 1.0       # share of its sectors' traffic it moves (less when a
+                               # what-if coalesces it, see kerncast.sim._whatif)
 
 
 def _request_table(acc) -> dict[str, np.ndarray]:

@@ -463,22 +463,23 @@ class _Sim:
         if cost.kind == _ATOMIC:
             delay = self.l2.transfer(now, 32.0 * len(sectors))
             return atomic + delay, hold
+        traffic = cost.traffic
         if cost.kind == _STORE:
             if self.store_rates is not None and cost.lines == len(sectors) >= SCATTERED \
-                    and cost.nbytes < 32 * len(sectors):
+                    and cost.nbytes < 32 * len(sectors) and traffic == 1.0:
                 hold = max(hold, _partial_store_cycles(self.store_rates, len(sectors),
                                                        cost.nbytes / len(sectors)))
             below, to_dram = self.caches.store(sectors, cost.share)
-            self.l2.transfer(now, 32.0 * below)
+            self.l2.transfer(now, 32.0 * below * traffic)
             if to_dram:
                 self.dram.transfer(now, 32.0 * to_dram)
             return 1.0, hold
         ready, below, to_dram = self.caches.load(sectors, cost.share, now, (l1, l2, dram))
         delay = 0.0
         if below:
-            delay = self.l2.transfer(now, 32.0 * below)
+            delay = self.l2.transfer(now, 32.0 * below * traffic)
         if to_dram:
-            delay = max(delay, self.dram.transfer(now, 32.0 * to_dram))
+            delay = max(delay, self.dram.transfer(now, 32.0 * to_dram * traffic))
         return ready - now + delay, hold
 
     def run(self) -> float:

@@ -51,7 +51,8 @@ from kerncast.sim._regbanks import charge_conflicts, pc_conflicts
 from kerncast.sim._sassissue import charge_sass_issue, pc_issue_ratios
 from kerncast.sim._sharing import probe_blocks, resident_shares, wave_sharing
 from kerncast.sim._straggler import LoopBound, loop_trip_bound
-from kerncast.trace import KINDS, SPACES
+from kerncast.sim._whatif import check_fixes, fix_costs, fix_streams, fixed_blocks_per_sm
+from kerncast.trace import KINDS, SPACES, flop_weights
 
 __all__ = ["StaticResult", "predict_launch"]
 
@@ -277,9 +278,10 @@ def _chain_order(pcs, steps, starts, ends, offsets, seg_starts, seg_ends, seq) -
     pcs[at + np.arange(len(seq))] = seq
 
 
-def _round_streams(trace, blocks: list[int], sources: list[int], orders) -> _Round:
+def _round_streams(trace, blocks: list[int], sources: list[int], orders,
+                   by_warp: dict | None = None) -> _Round:
     wpb = trace.warps_per_block
-    by_warp = trace.streams()
+    by_warp = trace.streams() if by_warp is None else by_warp
     cutoff = getattr(trace, "memory_cutoff", None)
     streams, source, stands, total, traced = [], [], [], 0, 0
     expanded: dict[int, tuple] = {}
@@ -348,14 +350,17 @@ def _quiet(step: str) -> None:
 def predict_launch(kernel: Kernel, launch: Launch, device: str | Device, *,
                    sm_count: int | None = None, machine: Machine | None = None,
                    progress: Callable[[str], None] | None = None,
-                   budget: int = DEFAULT_BUDGET) -> StaticResult:
+                   budget: int = DEFAULT_BUDGET, fixes: frozenset[str] = frozenset()
+                   ) -> StaticResult:
     """Predict the time of ``launch`` of ``kernel`` on ``device`` without running it;
     ``progress`` is told each step as it starts (compiling, generating inputs,
     emulating, simulating); ``budget`` is how many instructions of one SM's round the
-    pipeline simulates (longer streams are sampled in windows)."""
+    pipeline simulates (longer streams are sampled in windows); ``fixes`` names the
+    limiters to remove (:data:`kerncast.sim._whatif.FIXES`: a what-if)."""
     from kerncast.emu import emulate  # noqa: PLC0415
 
     started = time.perf_counter()
+    fixes = check_fixes(fixes)
     dev = get_device(device)
     machine = machine or machine_for(dev)
     progress = progress or _quiet
@@ -381,6 +386,8 @@ def predict_launch(kernel: Kernel, launch: Launch, device: str | Device, *,
     _check_fits(kernel, launch, dev)
     n_sm = sm_count or dev.compute.sm_count
     blocks, psat = launch.blocks, occ.blocks_per_sm
+    if "occupancy" in fixes:
+        psat = fixed_blocks_per_sm(dev, launch.threads_per_block, res.registers, psat)
     per_sm = min(psat, math.ceil(blocks / n_sm))
     active = min(n_sm, blocks)
     dependent = data_dependent(program)
@@ -416,7 +423,8 @@ def predict_launch(kernel: Kernel, launch: Launch, device: str | Device, *,
     wave = psat * n_sm
     sharing = wave_sharing(traces, launch.grid, probes, emulated, wave=wave, total_blocks=blocks,
                            l2_bytes=dev.memory.l2_kib * 1024)
-    rnd = _round_streams(trace, stands, sources, orders)
+    by_warp = fix_streams(trace.streams()) if "divergence" in fixes else trace.streams()
+    rnd = _round_streams(trace, stands, sources, orders, by_warp)
     grid_scale = blocks / len(emulated) * (rnd.total / rnd.traced if rnd.traced else 1.0)
     sharing = replace(sharing, resident=resident_shares(
         trace.memory, list(result._regions.values()), scale=grid_scale,
@@ -427,9 +435,11 @@ def predict_launch(kernel: Kernel, launch: Launch, device: str | Device, *,
     tail = None
     if rest and tail_per_sm < per_sm:
         # the tail's warps are simulated as far into their streams as the full round's
-        tail = _round_streams(trace, stands[:tail_per_sm], sources[:tail_per_sm], orders)
+        tail = _round_streams(trace, stands[:tail_per_sm], sources[:tail_per_sm], orders,
+                              by_warp)
         needed |= tail.sample(table, max(budget * tail_per_sm // per_sm, 1))
-    costs = request_costs(trace, sharing=sharing, wpb=trace.warps_per_block, only=needed)
+    costs = fix_costs(request_costs(trace, sharing=sharing, wpb=trace.warps_per_block,
+                                    only=needed), fixes)
     # the SASS (being read on the worker thread meanwhile) changes how long instructions
     # hold their pipes, not which are memory requests: what is above did not need it
     ratios, issue = _sass_issue(trace, dev.ptx_target, orders)
@@ -468,8 +478,20 @@ def predict_launch(kernel: Kernel, launch: Launch, device: str | Device, *,
             "offsets": _argument(launch, loop.buffer), "stride": loop.stride},
         "dram_bytes_per_round": full.dram_bytes, "l2_bytes_per_round": full.l2_bytes,
         "caches_per_round": full.caches, "busy_per_round": full.busy,
-        "seconds_to_predict": time.perf_counter() - started,
+        "work": _launch_work(trace, full, cycles, blocks / len(emulated), active),
+        "fixes": sorted(fixes), "seconds_to_predict": time.perf_counter() - started,
     })
+
+
+def _launch_work(trace, full: RoundResult, cycles: float, per_emulated: float,
+                 active: int) -> dict[str, float]:
+    """The launch's floating-point operations (the emulated blocks' thread executions,
+    scaled to the grid) and the DRAM bytes the simulation moved (the round's, times the
+    SMs in use and the rounds): where a roofline chart places the launch."""
+    fp32, fp64 = flop_weights(trace.program) @ trace.pc_counts[1]
+    rounds = cycles / max(full.cycles, 1e-9)
+    return {"flops_fp32": float(fp32) * per_emulated, "flops_fp64": float(fp64) * per_emulated,
+            "dram_bytes": float(full.dram_bytes) * rounds * active}
 
 
 def _straggler_seconds(loop: LoopBound | None, rnd, full: RoundResult,

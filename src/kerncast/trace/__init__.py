@@ -18,7 +18,7 @@ from kerncast.trace._predicate import IF_CONVERSION_LIMIT, if_converted_regions,
 from kerncast.trace._sass import (
     FIXED_FACTORS, SASS_FACTORS, SASS_PRIORS, estimate_sass, fit_sass_factors, sass_factor,
 )
-from kerncast.trace._totals import kernel_totals
+from kerncast.trace._totals import flop_weights, kernel_totals
 from kerncast.trace._trace import KINDS, SPACES, MemoryAccesses, Trace, TraceBuilder, WarpStream
 from kerncast.trace._vectorize import merge_shared_vectors, vector_groups
 
@@ -26,7 +26,7 @@ __all__ = [
     "BANKS", "BankReport", "FIXED_FACTORS", "IF_CONVERSION_LIMIT", "SASS_PRIORS",
     "CacheResult", "KINDS", "LINE", "MemoryAccesses", "Requests", "SASS_FACTORS", "SECTOR",
     "SPACES", "Trace", "TraceBuilder", "WarpStream", "bank_conflicts", "estimate_sass",
-    "fit_sass_factors", "if_converted_regions", "predicated_issues", "kernel_totals",
+    "fit_sass_factors", "flop_weights", "if_converted_regions", "predicated_issues", "kernel_totals",
     "lru_hit_rate", "merge_shared_vectors", "requests", "reuse_distances", "sass_factor",
     "sector_addresses", "sector_stream", "simulate_cache", "vector_groups",
 ]

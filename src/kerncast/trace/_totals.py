@@ -43,7 +43,11 @@ from kerncast.trace._predicate import predicated_issues
 from kerncast.trace._trace import KINDS, SPACES
 from kerncast.trace._vectorize import merge_shared_vectors
 
-__all__ = ["kernel_totals"]
+__all__ = ["flop_weights", "kernel_totals"]
+
+_FMA = frozenset({"fma", "mad"})
+_NOT_OPERATIONS = frozenset({"setp", "set", "testp", "abs", "neg", "copysign"})
+_FLOAT_CLASSES = frozenset({"fp32", "fp32_div", "fp64", "fp64_div", "sfu"})
 
 
 def _reductions(trace) -> np.ndarray:
@@ -142,3 +146,19 @@ def kernel_totals(trace, *, ptxas: bool = True) -> dict[str, int]:
         out[f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{tag}.sum"] = conflicts
     out["barrier_arrivals"] = len(trace.barriers)
     return out
+
+
+def flop_weights(program) -> np.ndarray:
+    """Floating-point operations per thread execution of every pc of an emulator program:
+    ``[2, pcs]``, fp32 then fp64. ``fma``/``mad`` count 2, every other fp32/fp64
+    arithmetic instruction 1; compares, sign operations, moves and conversions none."""
+    weights = np.zeros((2, len(program.items)))
+    for pc, item in enumerate(program.items):
+        ins = item.instr if item.kind == "op" else None
+        if ins is None or str(ins.iclass) not in _FLOAT_CLASSES or not ins.types \
+                or ins.opcode in _NOT_OPERATIONS:
+            continue
+        precision = {"f32": 0, "f64": 1}.get(ins.types[-1])
+        if precision is not None:
+            weights[precision, pc] = 2.0 if ins.opcode in _FMA else 1.0
+    return weights

@@ -48,6 +48,7 @@ import numpy as np
 
 from kerncast._errors import InputError, ToolchainError
 from kerncast.models.work._counts import WorkCounts, WorkUnavailable, register_provider
+from kerncast.trace import flop_weights
 
 if TYPE_CHECKING:
     from kerncast.corpus import CorpusKernel, LaunchConfig
@@ -69,9 +70,6 @@ INPUT_BYTES = 256 * 2**20
 """Largest generated inputs a data-dependent kernel is emulated with."""
 
 _INSTEAD = "use work='algorithmic' (the algorithm's operation count) instead"
-_FMA = frozenset({"fma", "mad"})
-_NOT_OPERATIONS = frozenset({"setp", "set", "testp", "abs", "neg", "copysign"})
-_FLOAT_CLASSES = frozenset({"fp32", "fp32_div", "fp64", "fp64_div", "sfu"})
 _MEMORY_KINDS = {"ld": 0, "ldu": 0, "st": 1, "atom": 2, "red": 2}  # kerncast.trace.KINDS
 _CACHE: dict[tuple, WorkCounts] = {}
 
@@ -89,21 +87,6 @@ class _Tally:
 
     def __add__(self, other: _Tally) -> _Tally:
         return _Tally(*(a + b for a, b in zip(astuple(self), astuple(other))))
-
-
-def _flop_weights(program) -> np.ndarray:
-    """Operations per thread execution of every pc of an emulator program: ``[2, pcs]``,
-    fp32 then fp64 (see the module doc for what counts)."""
-    weights = np.zeros((2, len(program.items)))
-    for pc, item in enumerate(program.items):
-        ins = item.instr if item.kind == "op" else None
-        if ins is None or str(ins.iclass) not in _FLOAT_CLASSES or not ins.types \
-                or ins.opcode in _NOT_OPERATIONS:
-            continue
-        precision = {"f32": 0, "f64": 1}.get(ins.types[-1])
-        if precision is not None:
-            weights[precision, pc] = 2.0 if ins.opcode in _FMA else 1.0
-    return weights
 
 
 def _recorded_sectors(trace, reqs) -> np.ndarray:
@@ -164,7 +147,7 @@ def _sector_bytes(trace) -> tuple[float, float]:
 def _tally_trace(trace) -> _Tally:
     """The work of the blocks a trace holds (unscaled)."""
     threads = trace.pc_counts[1]
-    fp32, fp64 = _flop_weights(trace.program) @ threads
+    fp32, fp64 = flop_weights(trace.program) @ threads
     read, write = _sector_bytes(trace)
     return _Tally(len(trace.blocks), float(fp32), float(fp64), read, write,
                   float(trace.thread_steps))
