@@ -225,7 +225,31 @@ def report_device(device: str, args: argparse.Namespace) -> Scored | None:
         print(f"combined+ bases: {', '.join(bases)}")
         scores = tuple(pd.concat([a, b]) for a, b in zip(scores[:3], extra[:3])) + (
             {**scores[3], **extra[3]},)
+    if args.accuracy_out is not None:
+        write_accuracy(args.accuracy_out, device, what, args, scores[0], coverage)
     return summarise(device, data, *scores, compared, singles, coverage, args.folds)
+
+
+def write_accuracy(path: Path, device: str, what: str, args: argparse.Namespace,
+                   preds: pd.DataFrame, coverage: pd.Series) -> None:
+    """Each single model's held-out error on the rows it answered, with how it was
+    measured, written whole or not at all."""
+    ok = preds[preds["ok"] & (preds["model"] != "combined")]
+    models = {
+        name: {"mape_pct": round(float(group["ape_pct"].mean()), 2),
+               "median_ape_pct": round(float(group["ape_pct"].median()), 2),
+               "rows": int(len(group)), "kernels": int(group["kernel"].nunique()),
+               "coverage_pct": round(100 * float(coverage.get(name, 0.0)), 1)}
+        for name, group in ok.groupby("model")}
+    table = {"dataset": f"data/{device}", "rows": what, "folds": f"{args.folds} by kernel",
+             "measured_at": time.strftime("%Y-%m-%d"),
+             "command": f"python benchmarks/zoo_accuracy.py --device {device} "
+                        f"--per-kernel {args.per_kernel} --rows {args.rows} "
+                        f"--accuracy-out {path.name}",
+             "models": models}
+    tmp = path.with_name(f".{path.name}.part")
+    tmp.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
+    tmp.replace(path)
 
 
 def common_rows(preds: pd.DataFrame, models: list[str]) -> set[str]:
@@ -316,6 +340,9 @@ def main(argv: list[str] | None = None) -> int:
                         "('compared': every compared model)")
     parser.add_argument("--cache", type=Path, help="keep each model's scores here and reuse "
                         "them for the same rows and folds (delete it after changing a model)")
+    parser.add_argument("--accuracy-out", type=Path, help="write each model's held-out MAPE "
+                        "on the rows it answered as JSON (what 'predict --model auto' ranks "
+                        "by; one device)")
     args = parser.parse_args(argv)
     start = time.perf_counter()
     devices = ("h100", "h200") if args.device == "all" else (args.device,)

@@ -51,7 +51,8 @@ def predict_cmd(
         "tile=32; for a launch file it overrides \\[params].")] = None,
     model: Annotated[str, typer.Option(
         help="static (no GPU), or sampling / seed-linear / sampling-svr (runs sampled "
-             "launches; sampling-svr also profiles one with Nsight Compute).")] = "static",
+             "launches; sampling-svr also profiles one with Nsight Compute), or auto (the "
+             "most accurate model these inputs allow, and why).")] = "static",
     backend: Annotated[str, typer.Option(
         help="For live sampling: cupy (NVIDIA GPU) or pocl (this CPU).")] = "cupy",
     lang: LangOpt = None,
@@ -92,7 +93,7 @@ def predict_cmd(
     if as_json:
         print_json(p.to_dict())
         return
-    console.print(f"[bold]{kernel}[/] on {p.based_on.get('device', device)} ({model}): "
+    console.print(f"[bold]{kernel}[/] on {p.based_on.get('device', device)} ({p.model}): "
                   f"[bold]{_fmt(p.seconds)}[/], bottleneck: {p.bottleneck}")
     if p.breakdown:
         table = Table(title="where the time goes", title_justify="left")
@@ -101,7 +102,12 @@ def predict_cmd(
         for part, value in p.breakdown.items():
             table.add_row(part, _fmt(value))
         console.print(table)
-    basis = {k: v for k, v in p.based_on.items() if not isinstance(v, dict) and k != "warning"}
+    if p.based_on.get("chosen"):
+        console.print(f"model chosen: {p.based_on['chosen']}")
+        for line in p.based_on.get("passed_over", []):
+            console.print(f"  passed over: {line}")
+    basis = {k: v for k, v in p.based_on.items()
+             if not isinstance(v, (dict, list)) and k not in ("warning", "chosen")}
     console.print("based on: " + ", ".join(f"{k}={v}" for k, v in basis.items()))
     if p.based_on.get("adapted_from"):
         console.print(f"note: {p.based_on['device']} has no calibration of its own; the "

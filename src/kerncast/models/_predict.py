@@ -19,14 +19,14 @@ from pathlib import Path
 from typing import Any
 
 
-from kerncast._errors import InputError
+from kerncast._errors import InputError, KerncastError
 from kerncast.core import Kernel, Launch, Tuning, UserKernel
 from kerncast.corpus import CorpusKernel, get_kernel
 from kerncast.models._base import LaunchInputs, Prediction, Predictor
 from kerncast.models._static import StaticSimulator
 from kerncast.models.registry import predictor_class
 
-__all__ = ["predict", "resolve_kernel", "sweep", "sweep_space"]
+__all__ = ["accuracy_table", "predict", "resolve_kernel", "sweep", "sweep_space"]
 
 
 def resolve_kernel(name: str | CorpusKernel) -> CorpusKernel:
@@ -111,7 +111,9 @@ def predict(kernel_name: str | CorpusKernel | Kernel, kernel_source: Any = None,
     device, sm_count
         The GPU to predict for, and the SMs to use (default all).
     model
-        ``static`` (no GPU needed), or ``sampling`` / ``seed-linear`` in live mode
+        ``auto`` (the most accurate model the inputs allow, by the shipped held-out
+        accuracy; ``based_on["chosen"]`` says why), ``static`` (no GPU needed), or
+        ``sampling`` / ``seed-linear`` in live mode
         (runs sampled launches on ``backend``: ``cupy`` or ``pocl``), or
         ``sampling-svr`` (sampled launches and Nsight Compute counters; ``cupy`` only).
     budget
@@ -123,7 +125,6 @@ def predict(kernel_name: str | CorpusKernel | Kernel, kernel_source: Any = None,
     progress
         Told each step of a static prediction as it starts (a line of text).
     """
-    predictor = _predictor(model, budget)
     if isinstance(kernel_name, Kernel):
         if not isinstance(kernel_source, Launch):
             raise InputError("predict(kernel, launch) takes a kerncast.Launch as its second "
@@ -141,11 +142,60 @@ def predict(kernel_name: str | CorpusKernel | Kernel, kernel_source: Any = None,
         k = resolve_kernel(kernel_name)
         config = k.launch(size, tunables)
         (kernel, launch), corpus = k.instance(config, language), (k, config)
+    args = (device, sm_count, backend, registers, progress, kernel, launch, corpus)
+    if model == "auto":
+        return _auto(budget, *args)
+    return _one_model(_predictor(model, budget), *args)
+
+
+def _one_model(predictor: Predictor, device: str, sm_count: int | None, backend: str,
+               registers: int | None, progress, kernel: Kernel, launch: Launch,
+               corpus: tuple | None) -> Prediction:
     inputs = _inputs(predictor, device, sm_count, backend, registers, progress,
                      lambda be: _job(be, kernel, launch, corpus), corpus)
     if inputs.job is not None:  # the launch as the backend runs it (its language)
         kernel, launch = inputs.job.kernel, inputs.job.launch
     return predictor.explain_launch(kernel, launch, inputs)
+
+
+def accuracy_table(device: str) -> dict[str, Any]:
+    """The shipped held-out accuracy of each model on the measured dataset of ``device``
+    (``models/trained/accuracy-<h100|h200>.json``, written by
+    ``benchmarks/zoo_accuracy.py --accuracy-out``); the H100's for another device."""
+    import json  # noqa: PLC0415
+    from importlib import resources  # noqa: PLC0415
+
+    from kerncast.devices import get_device  # noqa: PLC0415
+
+    key = get_device(device).key.split("-")[0]
+    folder = resources.files("kerncast.models") / "trained"
+    path = folder / f"accuracy-{key}.json"
+    if not path.is_file():
+        path = folder / "accuracy-h100.json"
+    return json.loads(path.read_text())
+
+
+def _auto(budget: float | None, device: str, *rest: Any) -> Prediction:
+    """The most accurate model, by the shipped held-out MAPE, that the inputs allow: each
+    model in turn, most accurate first, until one answers; the prediction says which
+    were passed over and why."""
+    table = accuracy_table(device)
+    ranked = sorted(table["models"].items(), key=lambda item: item[1]["mape_pct"])
+    passed: list[str] = []
+    for name, score in ranked:
+        try:
+            predictor = _predictor(name, budget if name == "sampling" else None)
+            p = _one_model(predictor, device, *rest)
+        except KerncastError as exc:
+            passed.append(f"{name} ({score['mape_pct']:.1f}%): {exc}")
+            continue
+        why = (f"{name}: the lowest held-out MAPE ({score['mape_pct']:.1f}% over "
+               f"{score['rows']} launches of {score['kernels']} kernels of "
+               f"{table['dataset']}, folds by kernel) among the models these inputs allow")
+        return Prediction(p.seconds, p.model, breakdown=p.breakdown, bottleneck=p.bottleneck,
+                          based_on={**p.based_on, "chosen": why, "passed_over": passed})
+    raise InputError("no model can predict this launch from these inputs: "
+                     + "; ".join(passed))
 
 
 def _job(backend, kernel: Kernel, launch: Launch, corpus: tuple | None):
