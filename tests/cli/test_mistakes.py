@@ -153,3 +153,101 @@ def test_a_kernel_past_the_step_budget_says_how_to_allow_more():
                           lang="cuda")
     with pytest.raises(kerncast.InputError, match=r"kerncast.emulate\(..., step_budget=N\)"):
         kerncast.emulate(tu.module, (1, 32), [np.zeros(1, np.int32)], step_budget=1000)
+
+
+@pytest.mark.parametrize("option, message", [
+    ("--device", "unknown device 'nosuch'; run 'kerncast devices' for the full list"),
+    ("--csv", "cannot write into"),
+])
+def test_a_sweep_fails_before_its_progress_bar(tmp_path, capsys, option, message):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    value = "nosuch" if option == "--device" else str(blocker / "dir" / "x.csv")
+    code, out, err = _run(capsys, ["sweep", "corpus:copy_vector", "--size", "small", option, value])
+    assert code == 2 and message in " ".join(err.split()) and "Traceback" not in err
+    assert "━" not in err and not out  # refused before sweeping
+    assert blocker.read_text() == ""
+
+
+@pytest.mark.parametrize("model", ["launch-regression", "sampling-svr"])
+@pytest.mark.parametrize("rows", ["none", "all failed"])
+def test_train_refuses_a_dataset_without_measured_rows(tmp_path, capsys, model, rows):
+    import pandas as pd
+
+    times = pd.read_parquet(Path(__file__).resolve().parents[2] / "data" / "pocl-2core" /
+                            "times.parquet")
+    times = times.iloc[:0] if rows == "none" else times.assign(status="crash", error="killed")
+    (tmp_path / "empty").mkdir()
+    times.to_parquet(tmp_path / "empty" / "times.parquet")
+    code, out, err = _run(capsys, ["train", model, "--dataset", str(tmp_path / "empty"),
+                                   "--out", str(tmp_path / "m.json")])
+    assert code == 2 and "has no measured rows (status ok) to train on" in " ".join(err.split())
+    assert "trained on" not in out and "Traceback" not in err
+    assert not (tmp_path / "m.json").exists()
+
+
+_PTX_SHARED = """.version 7.0
+.target sm_70
+.address_size 64
+
+.visible .entry k(.param .u64 k_param_0)
+{
+	.reg .f32 %f<3>;
+	.reg .b32 %r<2>;
+	.reg .b64 %rd<7>;
+	.shared .align 4 .b8 t[4194304];
+
+	ld.param.u64 %rd1, [k_param_0];
+	cvta.to.global.u64 %rd2, %rd1;
+	ld.global.f32 %f1, [%rd2];
+	mov.u32 %r1, %tid.x;
+	mul.wide.u32 %rd3, %r1, 4;
+	mov.u64 %rd4, t;
+	add.s64 %rd5, %rd4, %rd3;
+	st.shared.f32 [%rd5], %f1;
+	bar.sync 0;
+	ld.shared.f32 %f2, [%rd5+4];
+	add.s64 %rd6, %rd2, %rd3;
+	st.global.f32 [%rd6], %f2;
+	ret;
+}
+"""
+
+
+@pytest.mark.parametrize("name, source, message", [
+    ("big.cu", 'extern "C" __global__ void k(float *x) { __shared__ float t[1 << 20]; '
+     "t[threadIdx.x] = x[0]; __syncthreads(); x[threadIdx.x] = t[threadIdx.x + 1]; }",
+     "kernel k declares 4,194,304 bytes of static shared memory, more than sm_90 allows (49,152)"),
+    ("big.ptx", _PTX_SHARED,
+     "kernel k declares 4,194,304 bytes of static shared memory, more than sm_90 allows (49,152)"),
+    ("local.cu", 'extern "C" __global__ void k(float *x) { float t[1 << 18]; '
+     "for (int i = 0; i < (1 << 18); i++) t[i] = x[i % 32]; x[threadIdx.x] = t[(int)x[1]]; }",
+     "needs 1,048,576 bytes of local memory per thread, more than any GPU allows (524,288)"),
+])
+def test_predict_refuses_an_array_no_gpu_allows(tmp_path, capsys, name, source, message):
+    (tmp_path / name).write_text(source)
+    code, out, err = _run(capsys, ["predict", str(tmp_path / name), "--kernel", "k", "--grid",
+                                   "1", "--block", "32", "--arg", "x=float32[64]"])
+    assert code == 2 and message in " ".join(err.split())
+    assert "Traceback" not in err and "MemoryError" not in err and not out
+
+
+@pytest.mark.parametrize("argv, error, hint", [
+    (["predict", "corpus:nosuch", "--json"], "no corpus kernel 'nosuch'",
+     "'kerncast corpus list' shows them all"),
+    (["predict", "corpus:copy_vector", "--sm-count", "abc", "--json"],
+     "Invalid value for '--sm-count'", "see 'kerncast predict --help'"),
+])
+def test_with_json_every_error_is_a_json_object(capsys, argv, error, hint):
+    code, out, err = _run(capsys, argv)
+    assert code == 2 and not err
+    obj = json.loads(out)
+    assert obj["error"].startswith(error) and obj["hint"] == hint
+    assert obj["exit_code"] == 2 and obj["kind"] == "bad input"
+
+
+def test_an_empty_source_file_is_not_called_missing(tmp_path, capsys):
+    (tmp_path / "empty.cu").write_text("")
+    code, out, err = _run(capsys, ["inspect", str(tmp_path / "empty.cu")])
+    assert code == 2 and "defines no kernel" in " ".join(err.split())
+    assert "no such file" not in err and "Traceback" not in err

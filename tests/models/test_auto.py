@@ -18,19 +18,21 @@ def test_the_shipped_accuracy_tables_rank_models_measured_held_out():
         assert all(0 < m["mape_pct"] for m in table["models"].values())
 
 
-def _fake_table(monkeypatch, models: dict[str, float]) -> None:
+def _fake_table(monkeypatch, models: dict[str, float], rows: int = 30) -> None:
     table = {"dataset": "data/fake", "models": {
-        name: {"mape_pct": mape, "rows": 10, "kernels": 5} for name, mape in models.items()}}
+        name: {"mape_pct": mape, "rows": rows if name != "mwp-cwp" else 3, "kernels": 5}
+        for name, mape in models.items()}}
     monkeypatch.setattr(_predict, "accuracy_table", lambda device: table)
 
 
 @pytest.mark.toolchain
 def test_auto_passes_over_the_models_the_inputs_cannot_serve_and_says_why(monkeypatch):
     # a dataset-only model ranked first, then static
-    _fake_table(monkeypatch, {"components": 1.0, "static": 20.0, "mwp-cwp": 50.0})
+    # mwp-cwp's 3 launches rank it after the rest
+    _fake_table(monkeypatch, {"mwp-cwp": 0.5, "components": 1.0, "static": 20.0})
     p = kerncast.predict("corpus:copy_vector", size="small", model="auto")
     assert p.model == "static" and p.seconds > 0
-    assert "static: the lowest held-out MAPE (20.0% over 10 launches" in p.based_on["chosen"]
+    assert "static: the lowest held-out MAPE (20.0% over 30 launches" in p.based_on["chosen"]
     assert len(p.based_on["passed_over"]) == 1
     assert p.based_on["passed_over"][0].startswith("components (1.0%): ")
 

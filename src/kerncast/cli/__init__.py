@@ -31,15 +31,30 @@ from kerncast.cli._output import err_console, print_json
 
 __all__ = ["app", "error_object", "main", "run"]
 
+try:  # Typer's usage errors: its vendored Click (newer Typer), or Click itself
+    from typer._click.exceptions import ClickException as _ClickException
+except ImportError:  # pragma: no cover (older Typer)
+    from click import ClickException as _ClickException
+
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line with ``argv`` and return its exit code."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    as_json = "--json" in args
     try:
-        app(args=argv, prog_name="kerncast", standalone_mode=True)
+        # with --json, Typer hands its usage errors back here to be written as JSON
+        code = app(args=args, prog_name="kerncast", standalone_mode=not as_json)
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except _ClickException as exc:  # only with --json
+        ctx = getattr(exc, "ctx", None)
+        print_json({"error": exc.format_message(),
+                    "hint": f"see '{ctx.command_path if ctx else 'kerncast'} --help'",
+                    "exit_code": exc.exit_code,
+                    "kind": "bad input" if exc.exit_code == 2 else "failure"})
+        return exc.exit_code
     except KerncastError as exc:
-        if "--json" in (sys.argv[1:] if argv is None else argv):
+        if as_json:
             print_json(error_object(exc))
         else:
             err_console.print(Text.assemble(("error: ", "bold red"), str(exc)))
@@ -47,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         err_console.print("interrupted")
         return 130
-    return 0
+    return code if as_json and isinstance(code, int) else 0  # typer.Exit's code
 
 
 def error_object(exc: KerncastError) -> dict:

@@ -15,6 +15,7 @@ from kerncast.cli._app import app
 from kerncast.cli._output import console, err_console, print_json, writable_parent
 from kerncast.cli._target import (ArgOpt, BlockOpt, CompilerOpt, DefineOpt, GridOpt, KernelOpt,
                                   OptionOpt, SmemOpt, parse_config, target_of)
+from kerncast.devices import get_device
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Write JSON for scripts.")]
 DeviceOpt = Annotated[str, typer.Option("--device", "-d", help="Device name or alias.")]
@@ -166,6 +167,7 @@ def sweep_cmd(
     if (cache is not None or compare is not None) and not target.own:
         raise InputError("--cache and --compare work with a launch file's [tune_params] in "
                          "Kernel Tuner's format; for a corpus kernel use --csv")
+    get_device(device)  # an unknown device fails here, before the progress bar
     measured = _measured_cache(compare)
     for out in (csv_out, cache):
         if out is not None:

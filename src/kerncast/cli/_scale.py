@@ -43,6 +43,15 @@ def _kernel_name(kernel: str, data: Any) -> str:
     return name
 
 
+def _counter_bases(data: Any) -> str:
+    """The configurations (device:SMs) with Nsight Compute counters in ``data``."""
+    counters = data.counters
+    if counters is None or not len(counters):
+        return "no configuration"
+    pairs = counters[["device", "sm_count"]].drop_duplicates().itertuples(index=False)
+    return ", ".join(sorted(f"{d.split('-')[0]}:{int(n)}" for d, n in pairs))
+
+
 def _instance(data: Any, name: str, size: str) -> tuple[str, str, str]:
     """The kernel's default launch (the one its SM sweep measured) at ``size``."""
     t = data.times
@@ -57,15 +66,16 @@ def _base_run(data: Any, instance: tuple, base: tuple[str, int], text: str) -> A
     from kerncast.models._scaling import base_runs  # noqa: PLC0415
 
     runs = base_runs(data, base)
+    where = _counter_bases(data)
     if instance not in runs.index:
         raise InputError(f"no measured run of {instance[0]} (size {instance[1]}, launch "
                          f"{instance[2]}) at {text}; measured base runs with counters exist at "
-                         "h100:132 only: use --base h100:132 (size large)")
+                         f"{where}: use one of them as --base (size large)")
     run = runs.loc[instance]
     if run["counters"] is None:
         raise InputError(f"the base run of {instance[0]} at {text} has no counters (Nsight Compute "
-                         "was run at h100:132 only); use --base h100:132, or measure counters with "
-                         "kerncast measure corpus --experiments counters")
+                         f"was run at {where}); use one of them as --base, or measure counters "
+                         "with kerncast measure corpus --experiments counters")
     return run
 
 

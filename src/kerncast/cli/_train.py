@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from kerncast._errors import InputError
 from kerncast.cli._app import app
 from kerncast.cli._output import console, print_json, writable_parent
 
@@ -34,12 +35,19 @@ def train_cmd(
     if out is not None:
         writable_parent(out)  # before the fit, which takes long
     data = Dataset.read(dataset)
+    if data.ok_times().empty:
+        raise InputError(f"{dataset} has no measured rows (status ok) to train on; measure "
+                         "some first (kerncast measure corpus) or give another dataset "
+                         "(kerncast data summary lists them)")
     fitted = train(model, data)
+    kernels = len(getattr(fitted, "trained_kernels_", None) or
+                  set(data.ok_times()["kernel"]))
+    if not kernels:
+        raise InputError(f"{fitted.name} found no kernel to learn from in {dataset}; give a "
+                         "dataset with measured rows it can use")
     target = out if out is not None else trained_path(fitted.name, Path(dataset).resolve().name)
     writable_parent(target)
     fitted.save(target)
-    kernels = len(getattr(fitted, "trained_kernels_", None) or
-                  set(data.ok_times()["kernel"]))
     summary = {"model": fitted.name, "dataset": str(dataset), "kernels": kernels,
                "out": str(target), "params": getattr(fitted, "best_params_", {})}
     if as_json:

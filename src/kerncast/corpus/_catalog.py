@@ -56,5 +56,5 @@ def get_kernel(name: str, root: Path | None = None) -> CorpusKernel:
     if key in kernels:
         return kernels[key]
     close = difflib.get_close_matches(key, list(kernels), n=4, cutoff=0.5)
-    hint = f"; did you mean {', '.join(close)}?" if close else ""
-    raise InputError(f"no corpus kernel {key!r}{hint} ('kerncast corpus list' shows them all)")
+    hint = f"did you mean {', '.join(close)}? " if close else ""
+    raise InputError(f"no corpus kernel {key!r}; {hint}'kerncast corpus list' shows them all")

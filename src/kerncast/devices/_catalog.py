@@ -78,8 +78,8 @@ def _unknown_message(text: str) -> str:
     normalised = {_normalise(label): label for label in labels}
     close = difflib.get_close_matches(_normalise(text), list(normalised), n=4, cutoff=0.5)
     hint = ", ".join(normalised[c] for c in close)
-    suggestion = f"; did you mean: {hint}?" if hint else ""
+    suggestion = f"did you mean: {hint}? " if hint else ""
     return (
-        f"unknown device {text!r}{suggestion} Run 'kerncast devices' for the full list, "
+        f"unknown device {text!r}; {suggestion}run 'kerncast devices' for the full list, "
         f"or pass the path of a spec file (.toml)"
     )

@@ -204,6 +204,14 @@ def _failure(log: str, arch: str, ptx_target: str | None, raw_ptx: bool, display
             f"{tool} ({tool.path}) reads PTX ISA {m.group(2)} at most, but {display} is ISA "
             f"{m.group(1)}; put a newer ptxas on PATH, or take the old one off PATH so that "
             f"the nvidia-cuda-nvcc wheel's is used")
+    if m := re.search(r"function '([^']+)' uses too much (shared|local) data "
+                      r"\((0x[0-9a-fA-F]+) bytes, (0x[0-9a-fA-F]+) max\)", log):
+        name, space, size, limit = m.group(1), m.group(2), int(m.group(3), 16), int(m.group(4), 16)
+        advice = ("shrink its __shared__ arrays, or make the rest dynamic shared memory "
+                  "(extern __shared__, given with --smem)" if space == "shared"
+                  else "shrink its local arrays")
+        return InputError(f"kernel {name} declares {size:,} bytes of static {space} memory, "
+                          f"more than {arch} allows ({limit:,}); {advice}")
     if raw_ptx:
         return InputError(f"ptxas rejected {display}; fix the PTX:\n{text}")
     return ToolchainError(f"ptxas failed on the PTX compiled from {display}:\n{text}")
