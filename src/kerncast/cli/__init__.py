@@ -23,6 +23,7 @@ from kerncast.cli import _inspect  # noqa: F401
 from kerncast.cli import _measure  # noqa: F401
 from kerncast.cli import _new  # noqa: F401
 from kerncast.cli import _speedup  # noqa: F401
+from kerncast.cli import _split  # noqa: F401
 from kerncast.cli import _predict  # noqa: F401
 from kerncast.cli import _scale  # noqa: F401
 from kerncast.cli import _train  # noqa: F401

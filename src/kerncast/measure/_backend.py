@@ -128,6 +128,10 @@ class Backend(ABC):
     def free(self, dev_args: dict[str, Any]) -> None:
         """Release the device buffers in ``dev_args`` (default: leave it to the collector)."""
 
+    def activate(self) -> None:
+        """Make this backend's device the current one (where one process drives several
+        GPUs through a library with a current device, as CuPy)."""
+
     def memory_info(self) -> tuple[int, int]:
         """(free, total) bytes of device memory."""
         raise NotImplementedError(f"{self.name} cannot report device memory")

@@ -242,6 +242,9 @@ class CupyBackend(PaidTiming, Backend):
         except Exception as exc:  # noqa: BLE001 (CUDADriverError and friends)
             raise LaunchError(f"launch failed: {exc}") from None
 
+    def activate(self) -> None:
+        self._device.use()
+
     def synchronize(self) -> None:
         try:
             self.stream.synchronize()

@@ -28,12 +28,13 @@ __all__ = ["BACKENDS", "backend_language", "make_backend"]
 CPU_DEVICE_NAMES = ("cpu", "host")
 
 
-def _cupy(device: str | None = None, sm_count: int | None = None, **_: Any) -> Backend:
+def _cupy(device: str | None = None, sm_count: int | None = None, index: int = 0,
+          **_: Any) -> Backend:
     if sm_count is not None:  # a green context limits the SMs: the driver API's
         return _driver(device=device, sm_count=sm_count)
     from kerncast.measure._cupy import CupyBackend  # noqa: PLC0415 (CuPy loads on use)
 
-    return CupyBackend(device=device)
+    return CupyBackend(device=device, index=index)
 
 
 def _driver(device: str | None = None, sm_count: int | None = None, **_: Any) -> Backend:
@@ -107,9 +108,10 @@ def _custom(name: str, **options: Any) -> Backend:
 
 
 def make_backend(name: str, *, device: str | None = None, sm_count: int | None = None,
-                 dataset: Any = None, language: str | None = None) -> Backend:
+                 dataset: Any = None, language: str | None = None, index: int = 0) -> Backend:
     """Create the backend ``name`` for ``device`` (a registered kind, or ``module:attr``
-    for any importable factory: tests plug in fakes so).
+    for any importable factory: tests plug in fakes so); ``index`` picks the GPU of a
+    machine with several (``cupy``).
 
     Raises
     ------
@@ -122,5 +124,6 @@ def make_backend(name: str, *, device: str | None = None, sm_count: int | None =
     """
     if ":" in name and name.split(":", 1)[0] not in BACKEND_KINDS:
         return _custom(name, device=device, sm_count=sm_count)
+    options: dict[str, Any] = {"index": index} if index else {}
     return backend_kind(name).make(device=device, sm_count=sm_count, dataset=dataset,
-                                   language=language)
+                                   language=language, **options)

@@ -87,6 +87,8 @@ class OpenCLBackend(Backend):
         self._programs: dict[tuple, Any] = {}
         self._kernels: dict[tuple, Any] = {}
         self._scratch = None
+        #: the work-item offset of the launches (``global_work_offset``): a slice of a grid
+        self.global_offset: tuple[int, ...] | None = None
 
     def _default_key(self) -> str:
         if self.kind == "cpu":
@@ -157,7 +159,8 @@ class OpenCLBackend(Backend):
         local = tuple(config.block)
         global_size = tuple(g * b for g, b in zip(config.grid, config.block))
         args = self.ordered(config, dev_args)
-        return compiled.handle(self.queue, global_size, local, *args)
+        return compiled.handle(self.queue, global_size, local, *args,
+                               global_offset=self.global_offset)
 
     def synchronize(self) -> None:
         self.queue.finish()

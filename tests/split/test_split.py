@@ -1,0 +1,84 @@
+"""``kerncast.split``: slices of a grid on several devices, their outputs gathered and
+checked, on emulated CUDA devices (deterministic speeds) and on PoCL."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import kerncast
+from kerncast import InputError
+from kerncast.split import split
+
+pytestmark = pytest.mark.toolchain  # compiles kernels
+
+FAST, SLOW = "tests.split.fakes:fast", "tests.split.fakes:slow"
+
+SCALE = '''extern "C" __global__ void scale2d(const float* x, float* y, int w, int h) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x, j = blockIdx.y;
+  if (i < w && j < h) y[j * w + i] = 2.0f * x[j * w + i] + blockIdx.y + gridDim.y;
+}'''
+
+
+def _scale(rows: int = 48, width: int = 64):
+    kernel = kerncast.Kernel.of("scale2d", SCALE)
+    launch = kerncast.Launch((width // 32, rows, 1), (32, 1, 1), args=(
+        kerncast.Array("float32", rows * width, "uniform(0, 1)", intent="in"),
+        kerncast.Array("float32", rows * width, intent="out"),
+        np.int32(width), np.int32(rows)), names=("x", "y", "w", "h"))
+    return kernel, launch
+
+
+def test_a_2d_grid_is_split_in_rows_by_throughput_and_its_outputs_checked():
+    kernel, launch = _scale()
+    result = split(kernel, launch, [FAST, SLOW])
+    assert result.axis == "y" and result.slices == 48 and result.blocks_per_slice == 2
+    assert result.samples_reused and result.checked.startswith("outputs match")
+    parts = result.parts
+    assert sum(p.slices + p.sampled for p in parts) == 48
+    assert parts[1].first == parts[0].first + parts[0].slices  # contiguous, in order
+    # three times slower per block: a third of the fast device's share, within a slice
+    assert abs(parts[0].slices - 3 * parts[1].slices) <= 4
+    assert parts[1].line.per_slice_s == pytest.approx(3 * parts[0].line.per_slice_s)
+    assert result.makespan_s == pytest.approx(result.predicted_makespan_s, rel=0.05)
+    x = np.asarray(launch.materialise()[0]).reshape(48, 64)
+    want = 2 * x + np.arange(48)[:, None] + 48
+    np.testing.assert_allclose(result.outputs["y"].reshape(48, 64), want, rtol=1e-6)
+
+
+def test_baselines_equal_peak_alone_and_the_oracle():
+    kernel, launch = _scale()
+    result = split(kernel, launch, [FAST, SLOW], baselines=True)
+    base = result.baselines
+    assert base["alone:" + FAST] == pytest.approx(5e-6 + 96 * 1e-6)
+    assert base["oracle"] <= base["equal"] and result.oracle_fraction is not None
+    assert 0.6 <= result.oracle_fraction <= 0.9  # the fast device takes about 3/4
+
+
+def test_kernels_that_cannot_be_split_are_refused():
+    atomic = kerncast.Kernel.of("count", '''extern "C" __global__ void count(int* c, int n) {
+      if (blockIdx.x * blockDim.x + threadIdx.x < n) atomicAdd(c, 1); }''')
+    launch = kerncast.Launch(8, 32, args=(kerncast.Array("int32", 1), np.int32(256)))
+    with pytest.raises(InputError, match="atomically .*cannot be split"):
+        split(atomic, launch, [FAST, SLOW])
+    kernel, small = _scale(rows=3)
+    with pytest.raises(InputError, match="too few to split across 2 devices"):
+        split(kernel, small, [FAST, SLOW])
+    with pytest.raises(InputError, match="at least two devices"):
+        split(kernel, small, [FAST])
+
+
+def test_overlapping_outputs_are_refused():
+    same = kerncast.Kernel.of("last", '''extern "C" __global__ void last(int* y) {
+      if (threadIdx.x == 0) y[0] = blockIdx.x; }''')
+    launch = kerncast.Launch(16, 32, args=(kerncast.Array("int32", 1, intent="out"),))
+    with pytest.raises(InputError, match="do not write disjoint outputs"):
+        split(same, launch, [FAST, SLOW])
+
+
+def test_an_opencl_kernel_split_across_two_pocl_devices(pocl):
+    k = kerncast.corpus.get_kernel("black_scholes")
+    source, launch = k.instance(k.launch("medium"), "opencl")
+    result = split(source, launch, ["pocl", "pocl"])
+    assert result.checked.startswith("outputs match pocl")
+    assert sum(p.slices + p.sampled for p in result.parts) == launch.grid[0]
