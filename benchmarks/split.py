@@ -5,7 +5,8 @@
 
 For every corpus kernel (its default launch at ``--size``; CUDA where every device runs
 CUDA, else the OpenCL version), ``kerncast.split`` runs the grid across the devices with
-``baselines=True``: the split kerncast chose from its samples, the equal split, the split
+``baselines=True``: the split kerncast chose from its samples (its first run, and timed again as
+the baselines are, on warm devices: the comparison uses the latter), the equal split, the split
 by peak floating-point rate, each device alone and, for two devices, the oracle (the best
 of the fractions 0-100% in steps of 10%, then 2% around the best). Kernels that cannot be
 split (global atomics, overlapping outputs, too few slices) are listed with the reason and
@@ -91,8 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     if frame.empty:
         print("split within 5% of oracle: 0 of 0")
         return 1
-    show = ["kernel", "slices", "shares", "makespan_s", "oracle_s", "equal_s", "peak_s",
-            "sampling_s"]
+    show = ["kernel", "slices", "shares", "makespan_s", "kerncast (warm)_s", "oracle_s",
+            "equal_s", "peak_s", "sampling_s"]
     print(frame[[c for c in show if c in frame]].to_string(index=False))
     for name, why in refused:
         print(f"not split: {name}: {why}")
@@ -100,7 +101,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"split within 5% of oracle: - of {len(frame)} (no oracle for "
               f"{len(devices)} devices)")
         return 0
-    within = int((frame["makespan_s"] <= (1 + TOLERANCE) * frame["oracle_s"]).sum())
+    # the baselines are medians of launches on warm devices: kerncast's split timed so
+    warm = frame["kerncast (warm)_s"] if "kerncast (warm)_s" in frame else frame["makespan_s"]
+    within = int((warm <= (1 + TOLERANCE) * frame["oracle_s"]).sum())
     share = (frame["sampling_s"] / (frame["sampling_s"] + frame["makespan_s"])).median()
     print(f"median share of the sampling's wall time in sampling + makespan: {share:.0%}")
     print(f"split within 5% of oracle: {within} of {len(frame)}")

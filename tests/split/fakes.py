@@ -17,15 +17,17 @@ class EmulatedGPU(Backend):
     language = "cuda"
     kind = "gpu"
 
-    def __init__(self, per_block_s: float = 1e-6, fixed_s: float = 5e-6, **_):
+    def __init__(self, per_block_s: float = 1e-6, fixed_s: float = 5e-6,
+                 shared: int = 110_000, **_):
         self.device_key = "h100-sxm"
-        self.sm_count = 4
+        self.sm_count = 1
+        self.shared = shared  # bytes of static shared memory: 2 resident blocks by default
         self.l2_bytes = 1 << 20
         self.per_block_s, self.fixed_s = per_block_s, fixed_s
         self.launched: list[tuple[int, ...]] = []
 
     def compile(self, kernel):
-        return Compiled(kernel, {}, kernel, Resources(registers=16, static_shared=0,
+        return Compiled(kernel, {}, kernel, Resources(registers=16, static_shared=self.shared,
                                                       local_bytes=0))
 
     def upload(self, args):
@@ -64,3 +66,8 @@ def fast(**options) -> EmulatedGPU:
 
 def slow(**options) -> EmulatedGPU:
     return EmulatedGPU(per_block_s=3e-6, **options)
+
+
+def wide(**options) -> EmulatedGPU:
+    """32 resident blocks: a wave of the tests' grids is a large part of them."""
+    return EmulatedGPU(per_block_s=1e-6, shared=0, **options)

@@ -12,7 +12,8 @@ from kerncast.split import split
 
 pytestmark = pytest.mark.toolchain  # compiles kernels
 
-FAST, SLOW = "tests.split.fakes:fast", "tests.split.fakes:slow"
+FAST, SLOW, WIDE = ("tests.split.fakes:fast", "tests.split.fakes:slow",
+                    "tests.split.fakes:wide")
 
 SCALE = '''extern "C" __global__ void scale2d(const float* x, float* y, int w, int h) {
   int i = blockIdx.x * blockDim.x + threadIdx.x, j = blockIdx.y;
@@ -44,6 +45,14 @@ def test_a_2d_grid_is_split_in_rows_by_throughput_and_its_outputs_checked():
     x = np.asarray(launch.materialise()[0]).reshape(48, 64)
     want = 2 * x + np.arange(48)[:, None] + 48
     np.testing.assert_allclose(result.outputs["y"].reshape(48, 64), want, rtol=1e-6)
+
+
+def test_a_grid_of_few_waves_is_divided_by_resident_blocks_without_samples():
+    kernel, launch = _scale()
+    result = split(kernel, launch, [WIDE, WIDE])
+    assert result.divided.startswith("not sampled: the grid is 1.5 waves")
+    assert [p.slices for p in result.parts] == [24, 24] and not result.samples_reused
+    assert result.checked.startswith("outputs match")
 
 
 def test_baselines_equal_peak_alone_and_the_oracle():

@@ -85,7 +85,7 @@ def _show(kernel: str, result) -> None:
     console.print(table)
     kept = "kept as done work" if result.samples_reused else \
         "run again (the kernel has inout buffers)"
-    console.print(f"samples {kept}; {result.checked}")
+    console.print(f"divided {result.divided}; samples {kept}; {result.checked}")
     if result.baselines:
         base = Table(title="against", title_justify="left")
         base.add_column("split")

@@ -7,12 +7,15 @@ grid is divided so that every device finishes at the same time. Here:
 
 1. the grid is cut into *slices* along its last dimension of more than one block (whole
    rows of a 2-D grid, whole planes of a 3-D one, blocks of a 1-D one);
-2. each device gets its own copy of the arguments and runs samples of growing size (a
-   wave of its resident blocks, or a quarter of its largest sample if less, then
-   doubling, until a sample takes 200 µs on a GPU or 20 times its first on a CPU, or
-   covers 5% of the grid, or a quarter of its share of the grid) on a region of slices
-   of its own, each timed three times by the device's timer; a line ``a + b s`` through them
-   (:mod:`kerncast.split._plan`) predicts its time for ``s`` slices;
+2. each device gets its own copy of the arguments. A grid of fewer than
+   :data:`SHORT_WAVES` waves of all the devices' resident blocks together is divided in
+   proportion to the blocks each device holds at once: a sample of it would take as long
+   as a wave, a large part of the whole. Otherwise each device runs samples of whole
+   waves (one wave of its resident blocks, then doubling, until a sample takes 200 µs
+   on a GPU or 20 times its first on a CPU, or covers 5% of the grid, or half its equal
+   share) on a region of slices of its own, each timed three times by the device's
+   timer; a line ``a + b s`` through them (:mod:`kerncast.split._plan`) predicts its
+   time for ``s`` slices;
 3. the samples' blocks count as done (each device keeps what its largest sample wrote)
    unless the kernel has ``inout`` buffers, which repeated samples would have updated
    several times: then every buffer is restored and the whole grid divided;
@@ -58,6 +61,8 @@ from kerncast.split._plan import Line, balanced_shares, fit_line, proportional_s
 __all__ = ["Part", "SplitResult", "split"]
 
 REPEATS = 3
+#: A grid of fewer waves of the devices' resident blocks (all together) is not sampled.
+SHORT_WAVES = 4
 SAMPLE_SHARE = 0.05
 GPU_SAMPLE_S = 200e-6
 CPU_SAMPLE_MULTIPLE = 20
@@ -75,7 +80,7 @@ class Part:
     sample_s: float
     predicted_s: float
     measured_s: float
-    line: Line
+    line: Line | None
 
     @property
     def busy_s(self) -> float:
@@ -87,7 +92,8 @@ class Part:
                 "slices": self.slices, "sampled_slices": self.sampled,
                 "sample_s": self.sample_s, "predicted_s": self.predicted_s,
                 "measured_s": self.measured_s, "busy_s": self.busy_s,
-                "fixed_s": self.line.fixed_s, "per_slice_s": self.line.per_slice_s}
+                "fixed_s": self.line.fixed_s if self.line else None,
+                "per_slice_s": self.line.per_slice_s if self.line else None}
 
 
 @dataclass
@@ -104,6 +110,8 @@ class SplitResult:
     checked: str
     baselines: dict[str, float] = field(default_factory=dict)
     oracle_fraction: float | None = None
+    #: how the grid was divided
+    divided: str = ""
     #: every out and inout buffer as the devices wrote it together
     outputs: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
 
@@ -116,6 +124,7 @@ class SplitResult:
 
     @property
     def predicted_makespan_s(self) -> float:
+        """NaN where the grid was too short to sample."""
         return max((p.sample_s + p.predicted_s for p in self.parts), default=0.0)
 
     def to_dict(self) -> dict[str, Any]:
@@ -124,7 +133,7 @@ class SplitResult:
                 "parts": [p.to_dict() for p in self.parts], "makespan_s": self.makespan_s,
                 "predicted_makespan_s": self.predicted_makespan_s,
                 "sampling_s": self.sampling_s, "samples_reused": self.samples_reused,
-                "checked": self.checked, "baselines": self.baselines,
+                "checked": self.checked, "divided": self.divided, "baselines": self.baselines,
                 "oracle_fraction": self.oracle_fraction}
 
 
@@ -302,44 +311,68 @@ def _run(kernel: Kernel, launch: Launch, runners: list[_Device], axis: int,
     per_slice = math.prod(launch.grid) // slices
     reuse = "inout" not in intents.values()
     started = time.perf_counter()
+    waves = [r.resident_slices(per_slice) for r in runners]
     cursor, lines, sampled, kept = 0, [], [], []
-    for runner in runners:
-        say(f"sampling {runner.spec}")
-        samples = _samples(runner, cursor, slices, per_slice, len(runners))
-        lines.append(fit_line(samples))
-        sampled.append(samples[-1][0] if reuse else 0)
-        kept.append(samples[-1][1] if reuse else 0.0)
-        cursor += sampled[-1]
-    if not reuse:
-        for runner in runners:
-            runner.restore()
+    if slices < SHORT_WAVES * sum(waves):
+        how = (f"not sampled: the grid is {slices / sum(waves):.1f} waves of the devices' "
+               f"resident blocks together, fewer than {SHORT_WAVES}: divided by them")
+        lines = [None] * len(runners)
+        sampled, kept = [0] * len(runners), [0.0] * len(runners)
+        shares = proportional_shares([float(w) for w in waves], slices)
+    else:
+        how = "by the samples' throughput"
+        for runner, wave in zip(runners, waves):
+            say(f"sampling {runner.spec}")
+            samples = _samples(runner, cursor, slices, wave, len(runners))
+            lines.append(fit_line(samples))
+            sampled.append(samples[-1][0] if reuse else 0)
+            kept.append(samples[-1][1] if reuse else 0.0)
+            cursor += sampled[-1]
+        if not reuse:
+            for runner in runners:
+                runner.restore()
+        shares = balanced_shares(lines, slices - cursor)
     sampling_s = time.perf_counter() - started
-    shares = balanced_shares(lines, slices - cursor)
     say("running each device's share")
     parts, first = [], cursor
     for runner, line, share, own, own_s in zip(runners, lines, shares, sampled, kept):
         measured = runner.time(first, share) if share else 0.0
-        parts.append(Part(runner.spec, runner.name, first, share, own, own_s,
-                          line.seconds(share), measured, line))
+        predicted = line.seconds(share) if line is not None else math.nan
+        parts.append(Part(runner.spec, runner.name, first, share, own, own_s, predicted,
+                          measured, line))
         first += share
     merged = _merged(host, [r.download() for r in runners], list(runners[0].outputs))
     checked = _check(runners[0], merged, slices) if check else "not checked"
-    result = SplitResult(kernel.name, "xyz"[axis], slices, per_slice, parts, sampling_s, reuse,
-                         checked, outputs=merged)
+    result = SplitResult(kernel.name, "xyz"[axis], slices, per_slice, parts, sampling_s,
+                         reuse and lines[0] is not None, checked, divided=how, outputs=merged)
     if baselines:
         say("measuring the baselines")
         result.baselines, result.oracle_fraction = _baselines(runners, slices)
+        result.baselines["kerncast (warm)"] = _warm(runners, parts)
     return result
 
 
-def _samples(runner: _Device, start: int, slices: int, per_slice: int,
+def _warm(runners: list[_Device], parts: list[Part]) -> float:
+    """kerncast's split timed as the baselines are (the median of repeated launches on
+    warm devices): each device's kept sample and its share, the longest."""
+    longest, sample_first = 0.0, 0
+    for runner, part in zip(runners, parts):
+        busy = runner.time(sample_first, part.sampled, REPEATS) if part.sampled else 0.0
+        if part.slices:
+            busy += runner.time(part.first, part.slices, REPEATS)
+        longest = max(longest, busy)
+        sample_first += part.sampled
+    return longest
+
+
+def _samples(runner: _Device, start: int, slices: int, wave: int,
              devices: int) -> list[tuple[int, float]]:
-    """(slices, seconds) of growing samples from slice ``start`` (see the module)."""
-    wave = runner.resident_slices(per_slice)
+    """(slices, seconds) of growing samples of whole waves from slice ``start`` (see the
+    module)."""
     room = max(1, slices // (2 * devices))
     cap = min(room, max(wave, math.ceil(SAMPLE_SHARE * slices)))
     out: list[tuple[int, float]] = []
-    size = min(wave, max(1, cap // 4))  # at least two sizes, for the line's two terms
+    size = min(wave, cap)
     while True:
         seconds = runner.time(start, size, REPEATS)
         out.append((size, seconds))
