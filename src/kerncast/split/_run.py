@@ -173,8 +173,9 @@ class _Device:
         values = [*offset, *self.launch.grid]
         for name, value in zip(OFFSET_PARAMS, values):
             self.dev[name] = np.uint32(value)
-        return replace(self.launch, grid=tuple(grid),
-                       args=(*self.launch.args, *(Scalar(v, np.uint32) for v in values)),
+        return replace(self.launch.with_grid(tuple(grid)),
+                       args=(*self.launch.args,
+                             *(Scalar(v, np.dtype(np.uint32)) for v in values)),
                        names=(*self.launch.names, *OFFSET_PARAMS))
 
     def time(self, first: int, count: int, repeats: int = 1) -> float:
@@ -312,7 +313,10 @@ def _run(kernel: Kernel, launch: Launch, runners: list[_Device], axis: int,
     reuse = "inout" not in intents.values()
     started = time.perf_counter()
     waves = [r.resident_slices(per_slice) for r in runners]
-    cursor, lines, sampled, kept = 0, [], [], []
+    cursor = 0
+    lines: list[Line | None] = []
+    sampled: list[int] = []
+    kept: list[float] = []
     if slices < SHORT_WAVES * sum(waves):
         how = (f"not sampled: the grid is {slices / sum(waves):.1f} waves of the devices' "
                f"resident blocks together, fewer than {SHORT_WAVES}: divided by them")
@@ -321,17 +325,19 @@ def _run(kernel: Kernel, launch: Launch, runners: list[_Device], axis: int,
         shares = proportional_shares([float(w) for w in waves], slices)
     else:
         how = "by the samples' throughput"
+        fitted: list[Line] = []
         for runner, wave in zip(runners, waves):
             say(f"sampling {runner.spec}")
             samples = _samples(runner, cursor, slices, wave, len(runners))
-            lines.append(fit_line(samples))
+            fitted.append(fit_line(samples))
             sampled.append(samples[-1][0] if reuse else 0)
             kept.append(samples[-1][1] if reuse else 0.0)
             cursor += sampled[-1]
         if not reuse:
             for runner in runners:
                 runner.restore()
-        shares = balanced_shares(lines, slices - cursor)
+        shares = balanced_shares(fitted, slices - cursor)
+        lines = list(fitted)
     sampling_s = time.perf_counter() - started
     say("running each device's share")
     parts, first = [], cursor
