@@ -92,3 +92,23 @@ def test_a_straggler_that_sets_the_time_gets_a_note():
     assert note is not None and "4,096 iterations" in note and "row_ptr" in note
     assert _straggler_note(20e-3, loop) is None  # a small part of the time: no note
     assert _straggler_note(3.7e-3, None) is None
+
+
+def test_predict_for_a_device_given_as_its_spec_file(capsys, tmp_path):
+    from kerncast.devices._catalog import SPEC_DIR
+
+    spec = tmp_path / "my-gpu.toml"
+    spec.write_text((SPEC_DIR / "a100-40gb.toml").read_text())
+    code, out, err = _run(capsys, ["predict", "corpus:copy_vector", "--size", "small",
+                                   "--device", str(spec), "--json"])
+    assert code == 0, err
+    p = json.loads(out)
+    assert p["based_on"]["device"] == "my-gpu" and p["seconds"] > 0
+
+
+def test_a_breakdown_that_adds_up_to_more_than_the_total_is_said_to_overlap():
+    from kerncast.cli._predict import overlap_note
+
+    assert overlap_note({"compute": 1.0, "memory": 2.0, "launch": 0.1}, 2.5).startswith(
+        "note: the parts overlap")
+    assert overlap_note({"memory": 2.0, "launch": 0.1, "latency": 0.4}, 2.5) is None

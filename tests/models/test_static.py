@@ -108,3 +108,16 @@ def test_predictions_do_not_depend_on_the_training_data(synthetic):
     a = StaticSimulator().fit(synthetic).predict(rows)
     b = StaticSimulator().fit(rows).predict(rows)
     assert a.tolist() == b.tolist()
+
+
+def test_a_sass_that_cannot_be_read_is_a_warning_not_only_a_line_in_based_on():
+    from kerncast.core import Kernel
+    from kerncast.models._static import build_warnings
+
+    kernel = Kernel.of("k", 'extern "C" __global__ void k() {}')
+    read = {"device": "a100", "registers": 8,
+            "issue_slots": "SASS (ptxas -arch=sm_80): executed SASS per PTX instruction"}
+    assert build_warnings(kernel, read, None) == []
+    failed = {**read, "issue_slots": "PTX: one issue per PTX instruction (nvdisasm failed)"}
+    (warning,) = build_warnings(kernel, failed, None)
+    assert warning.startswith("the sm_80 SASS could not be read (nvdisasm failed)")

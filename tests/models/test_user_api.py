@@ -129,3 +129,13 @@ def test_kernel_tuner_options_that_cannot_apply_are_refused():
     with pytest.raises(InputError, match="kerncast predicts time only"):
         kerncast.sweep("vector_add", VECTOR_ADD, size, args, {"block_size_x": [64]},
                        objective="GFLOP/s")
+
+
+def test_a_configuration_that_fails_to_build_is_a_row_and_the_sweep_goes_on():
+    source = VECTOR_ADD.replace("int i =", "#if block_size_x == 64\n#error no 64\n#endif\n    int i =")
+    args, size = _vector_add_args(10_000)
+    results, _ = kerncast.sweep("vector_add", source, size, args,
+                                {"block_size_x": [32, 64, 128]})
+    by_block = {r["block_size_x"]: r for r in results}
+    assert by_block[64]["error"] and by_block[64]["time"] == float("inf")
+    assert by_block[32]["time"] > 0 and not by_block[128]["error"]

@@ -381,3 +381,18 @@ def test_sass_without_the_kernel_falls_back_to_the_factors(monkeypatch):
     assert est["fallback"].startswith("SASS mapping failed") and "loop" in est["fallback"]
     with pytest.raises(KeyError, match="no SASS function 'loop'"):
         estimate_sass(trace, method="sass")
+
+
+def test_a_sectioninfo_line_does_not_end_the_code():
+    # nvdisasm prints it after the section line for sm_80 and sm_86
+    text = "\n".join([
+        '\t.section\t.text.k,"ax",@progbits',
+        '\t.sectioninfo\t@"SHI_REGISTERS=12"',
+        "k:",
+        "        /*0000*/                   MOV R1, c[0x0][0x28] ;",
+        "        /*0010*/                   EXIT ;",
+        '\t.section\t.nv.shared.k,"aw",@nobits',
+        "        /*0020*/                   NOP ;",
+    ]) + "\n"
+    code = parse_disassembly(text)
+    assert [i.base for b in code.function("k").blocks for i in b.instructions] == ["MOV", "EXIT"]

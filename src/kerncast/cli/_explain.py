@@ -11,7 +11,8 @@ from rich.table import Table
 from kerncast._errors import InputError
 from kerncast.cli._app import app
 from kerncast.cli._output import console, print_json, writable_parent
-from kerncast.cli._predict import DeviceOpt, JsonOpt, KernelArg, LangOpt, SizeOpt, _fmt, _tunables
+from kerncast.cli._predict import (DeviceOpt, JsonOpt, KernelArg, LangOpt, SizeOpt, _fmt,
+                                   _tunables, overlap_note)
 from kerncast.cli._target import (ArgOpt, BlockOpt, CompilerOpt, DefineOpt, GridOpt, KernelOpt,
                                   OptionOpt, SmemOpt, parse_config, target_of)
 
@@ -112,6 +113,8 @@ def _show(kernel: str, result, drivers: dict, plot: Path | None) -> None:
     for part, value in result.breakdown.items():
         parts.add_row(part, _fmt(value))
     console.print(parts)
+    if overlap := overlap_note(result.breakdown, result.seconds):
+        console.print(overlap)
     roof = result.roofline
     console.print(f"roofline: {roof['flops'] / 1e9:,.3g} GFLOP, {roof['dram_bytes'] / 1e9:,.3g} "
                   f"GB of DRAM traffic, {roof['intensity']:.3g} FLOP/byte; "

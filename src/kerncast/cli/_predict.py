@@ -103,6 +103,8 @@ def predict_cmd(
         for part, value in p.breakdown.items():
             table.add_row(part, _fmt(value))
         console.print(table)
+        if overlap := overlap_note(p.breakdown, p.seconds):
+            console.print(overlap)
     if p.based_on.get("chosen"):
         console.print(f"model chosen: {p.based_on['chosen']}")
         for line in p.based_on.get("passed_over", []):
@@ -117,6 +119,16 @@ def predict_cmd(
         console.print(note)
     if p.based_on.get("warning"):
         err_console.print(f"warning: {p.based_on['warning']}")
+
+
+def overlap_note(breakdown: dict[str, float], seconds: float) -> str | None:
+    """What the parts mean where they add up to more than the total: they overlap."""
+    if sum(breakdown.values()) <= seconds * 1.001:
+        return None
+    return ("note: the parts overlap (they add up to more than the total): compute and "
+            "memory are each the time that resource alone needs over the launch, and run "
+            "at once; latency is the time neither explains, synchronisation the average "
+            "wait at barriers")
 
 
 def _straggler_note(seconds: float, straggler: dict | None) -> str | None:

@@ -19,6 +19,11 @@ def _normalise(name: str) -> str:
     return re.sub(r"[\s_\-]+", "", name.strip().lower())
 
 
+#: Spec files loaded by path in this process, by key: a prediction that resolves the
+#: device again by its key (the compiler, the calibration) finds the user's spec.
+_LOADED: dict[str, Device] = {}
+
+
 @lru_cache(maxsize=1)
 def _shipped() -> tuple[Device, ...]:
     return tuple(load_spec(p) for p in sorted(SPEC_DIR.glob("*.toml")))
@@ -63,8 +68,10 @@ def get_device(name: str | Path | Device) -> Device:
         return name
     text = str(name)
     if text.endswith(".toml"):
-        return load_spec(text)
-    found = _index().get(_normalise(text))
+        device = load_spec(text)
+        _LOADED[_normalise(device.key)] = device  # later lookups by its key find it
+        return device
+    found = _LOADED.get(_normalise(text)) or _index().get(_normalise(text))
     if found is not None:
         return found
     raise InputError(_unknown_message(text))

@@ -219,7 +219,7 @@ def _sweep_row(kernel: Kernel, launch: Launch, device: str, sm_count: int | None
             "grid": list(launch.grid), "block": list(launch.block)}
     try:
         p = StaticSimulator().explain_launch(kernel, launch, LaunchInputs(device, sm_count))
-    except InputError as exc:
+    except KerncastError as exc:  # a configuration that fails is a row, not the end
         return {**base, "seconds": math.inf, "bottleneck": "", "registers": None,
                 "error": str(exc)}
     return {**base, "seconds": p.seconds, "bottleneck": p.bottleneck,
@@ -266,7 +266,7 @@ def sweep_space(space: Any, *, device: str = "h100", sm_count: int | None = None
         try:
             kernel, launch = space.instance(params)
             row = _sweep_row(kernel, launch, device, sm_count)
-        except InputError as exc:
+        except KerncastError as exc:
             row = {"seconds": math.inf, "bottleneck": "", "registers": None, "grid": [],
                    "block": [], "error": str(exc)}
         results.append({**params, "time": row["seconds"] * 1e3, "bottleneck": row["bottleneck"],

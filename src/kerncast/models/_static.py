@@ -91,4 +91,9 @@ def build_warnings(kernel: Kernel, based_on: dict, registers: int | None) -> lis
                    f"thread where yours uses {registers} ({based_on.get('compiler')}); "
                    "pass the compiler and options you build with (compiler='nvcc', "
                    "compiler_options=[...]) so that occupancy matches")
+    issue = str(based_on.get("issue_slots", ""))
+    if issue.startswith("PTX: one issue per PTX instruction (") and target:
+        out.append(f"the {target} SASS could not be read ({issue.split('(', 1)[1].rstrip(')')}"
+                   "): each PTX instruction is issued once and register-bank conflicts are "
+                   "not modelled")
     return out

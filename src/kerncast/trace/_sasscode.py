@@ -40,6 +40,12 @@ LAYOUT = 1
 """Version of the cached disassembly; bump it when what is kept changes."""
 
 _SECTION = re.compile(r"^\s*\.section\s+\.text\.([^,\s]+)")
+#: a section's start: ``.section`` and a blank (``.sectioninfo``, which nvdisasm prints
+#: for sm_80/sm_86 inside a code section, is not one)
+_ANY_SECTION = re.compile(r"^\s*\.section\s")
+#: the version of what :func:`_code_text` keeps (2: ``.sectioninfo`` no longer ends the
+#: code, which left the SASS of sm_80/sm_86 empty), part of the disk cache's key
+CODE_TEXT = 2
 _FUNCTION = re.compile(r"^\s*\.type\s+([^,\s]+),\s*@function")
 _LABEL = re.compile(r"^([.$\w]+):\s*$")
 _LINE = re.compile(r'^\s*//## File "[^"]*", line (\d+)')
@@ -208,7 +214,7 @@ def parse_disassembly(text: str, arch: str = "sm_90", tools: str = "") -> SassCo
             continue
         if rows is None:
             continue
-        if raw.lstrip().startswith(".section"):
+        if _ANY_SECTION.match(raw):
             rows = None
             continue
         match = _FUNCTION.match(raw)
@@ -288,7 +294,7 @@ def _code_text(text: str) -> str:
     sections), which is what the cache keeps."""
     keep, out = False, []
     for raw in text.splitlines():
-        if raw.lstrip().startswith(".section"):
+        if _ANY_SECTION.match(raw):
             keep = _SECTION.match(raw) is not None
         if keep:
             out.append(raw)
@@ -314,7 +320,7 @@ def assemble(ptx: str, arch: str = "sm_90", *, name: str = "module") -> SassCode
     from kerncast.frontend import _cache
 
     tools = tools_signature()
-    key = {"layout": LAYOUT, "arch": arch, "tools": tools,
+    key = {"layout": LAYOUT, "arch": arch, "tools": tools, "code_text": CODE_TEXT,
            "ptx": _cache.digest({"text": ptx})}
     digest = _cache.digest({**key, "root": str(_cache.cache_root())})
     with _RECENT_LOCK:
