@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from kerncast.cli._app import app
+from kerncast.cli._fanout import AddressOpt, ExecutorOpt, WorkersOpt, executor_of
 from kerncast.cli._output import console, err_console, print_json, writable_dir
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Write JSON for scripts.")]
@@ -35,7 +36,8 @@ _KERNEL_COLUMNS = ("kernel", "model", "rows", "failed", "mape_pct", "within_25_p
                    "spearman", "regret_pct", "bottleneck", "error")
 
 
-def _run(dataset: Path, models: str, kernels, sizes, folds: str, test: Path | None, quiet: bool):
+def _run(dataset: Path, models: str, kernels, sizes, folds: str, test: Path | None, quiet: bool,
+         executor: Any = None):
     from kerncast.data import Dataset  # noqa: PLC0415  (pandas: not on every command)
     from kerncast.evaluate import evaluate  # noqa: PLC0415
 
@@ -52,7 +54,7 @@ def _run(dataset: Path, models: str, kernels, sizes, folds: str, test: Path | No
             bar.update(task, completed=done, total=total, description=label)
 
         return evaluate(data, models, kernels=kernels, sizes=sizes, folds=fold_arg,
-                        test=held_out, progress=step)
+                        test=held_out, progress=step, executor=executor)
 
 
 def _table(frame, columns, title: str) -> Table:
@@ -106,15 +108,20 @@ def evaluate_cmd(
     report: Annotated[Path | None, typer.Option(
         "--report", help="Also write the HTML report into this directory "
         "(e.g. reports/<dataset-name>/).")] = None,
+    executor: ExecutorOpt = "serial",
+    workers: WorkersOpt = None,
+    address: AddressOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Score models on a measured dataset: accuracy, ranking of launch configurations, speed.
 
     Example: kerncast evaluate --dataset data/h100 --models roofline --report reports/h100
     """
+    runner = executor_of(executor, workers, address)
     if report is not None:
         writable_dir(report)  # before the evaluation, which takes long
-    result = _run(dataset, models, kernels, sizes, folds, test, quiet=as_json)
+    result = _run(dataset, models, kernels, sizes, folds, test, quiet=as_json,
+                  executor=runner)
     index = None
     if report is not None:
         from kerncast.evaluate import write_report  # noqa: PLC0415
@@ -137,6 +144,9 @@ def report_cmd(
     sizes: SizesOpt = None,
     folds: FoldsOpt = "kernel",
     test: TestOpt = None,
+    executor: ExecutorOpt = "serial",
+    workers: WorkersOpt = None,
+    address: AddressOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Evaluate models and write the HTML report (tables and figures).
@@ -145,8 +155,10 @@ def report_cmd(
     """
     from kerncast.evaluate import write_report  # noqa: PLC0415
 
+    runner = executor_of(executor, workers, address)
     folder = writable_dir(_report_dir(dataset, out))  # before the evaluation, which takes long
-    result = _run(dataset, models, kernels, sizes, folds, test, quiet=as_json)
+    result = _run(dataset, models, kernels, sizes, folds, test, quiet=as_json,
+                  executor=runner)
     index = write_report(result, folder)
     if as_json:
         print_json({"report": str(index), "dataset": result.dataset,

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from kerncast._errors import InputError
 from kerncast.cli._app import app
+from kerncast.cli._fanout import AddressOpt, ExecutorOpt, WorkersOpt, executor_of
 from kerncast.cli._output import console, err_console, print_json, writable_parent
 from kerncast.cli._target import (ArgOpt, BlockOpt, CompilerOpt, DefineOpt, GridOpt, KernelOpt,
                                   OptionOpt, SmemOpt, parse_config, target_of)
@@ -162,6 +163,9 @@ def sweep_cmd(
         help="For a launch file: a Kernel Tuner cache of measured times to score the "
              "predictions against (MAPE, Spearman, top-1/5/10 regret).")] = None,
     top: Annotated[int, typer.Option(help="Rows to show (all go to --csv/--json).")] = 20,
+    executor: ExecutorOpt = "serial",
+    workers: WorkersOpt = None,
+    address: AddressOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Predict every launch configuration of a kernel statically and rank them.
@@ -180,6 +184,7 @@ def sweep_cmd(
         raise InputError("--cache and --compare work with a launch file's [tune_params] in "
                          "Kernel Tuner's format; for a corpus kernel use --csv")
     get_device(device)  # an unknown device fails here, before the progress bar
+    runner = executor_of(executor, workers, address)
     measured = _measured_cache(compare)
     for out in (csv_out, cache):
         if out is not None:
@@ -191,12 +196,12 @@ def sweep_cmd(
         if target.own:
             results, _ = sweep_space(target.space, device=device,
                                      cache=None if cache is None else str(cache),
-                                     progress=tick)
+                                     progress=tick, executor=runner)
             rows = _ranked(results, list(target.space.tuning.tune_params))
             scored = _scored(results, measured) if measured is not None else None
         else:
             rows = sweep(kernel, device=device, size=size, language=lang or "cuda",
-                         progress=tick)
+                         progress=tick, executor=executor, workers=workers, address=address)
     if csv_out is not None:
         _write_csv(csv_out, rows)
     if as_json:

@@ -39,7 +39,7 @@ Progress = Callable[[int, int, str], None]
 def evaluate(dataset: Dataset, models: Iterable[str | Predictor] | str = "all", *,
              kernels: Iterable[str] | None = None, sizes: Iterable[str] | None = None,
              folds: str | int = "kernel", test: Dataset | None = None,
-             progress: Progress | None = None) -> EvaluationResult:
+             progress: Progress | None = None, executor: Any = None) -> EvaluationResult:
     """Score ``models`` on ``dataset``.
 
     Parameters
@@ -56,6 +56,9 @@ def evaluate(dataset: Dataset, models: Iterable[str | Predictor] | str = "all", 
         A held-out test dataset: fit on all of ``dataset``, predict ``test``.
     progress
         Called as ``progress(done, total, label)`` after each step.
+    executor
+        A :mod:`kerncast.execute` executor: each model's folds are fitted and predicted on
+        its workers (default: here, one after the other). The results are the same.
 
     Raises
     ------
@@ -74,10 +77,45 @@ def evaluate(dataset: Dataset, models: Iterable[str | Predictor] | str = "all", 
         plan = [(Fold("held-out", tuple(data.kernels()), tuple(target.kernels())), target)]
         split = "held-out"
     runs = _Runs(progress, total=len(predictors) * sum(len(f.test) + 1 for f, _ in plan))
-    for model in predictors:
-        for fold, source in plan:
-            runs.fold(model, fold, data, source)
+    if executor is None or executor.name == "serial":
+        for model in predictors:
+            for fold, source in plan:
+                runs.fold(model, fold, data, source)
+    else:
+        _fanned(runs, executor, predictors, plan, data)
     return runs.result(dataset.name or "dataset", split, predictors)
+
+
+def _fanned(runs: _Runs, executor: Any, predictors: list[Predictor], plan: list,
+            data: Dataset) -> None:
+    """Every (model, fold) on ``executor``'s workers, merged in the serial order; a fold
+    whose worker failed is recorded as failed on each of its kernels."""
+    from kerncast.execute import Failed  # noqa: PLC0415 (only where the work fans out)
+
+    units = [(model, fold, i) for model in predictors for i, (fold, _) in enumerate(plan)]
+    done: dict[int, Any] = {}
+    for index, result in executor.map(_fold_unit, units, (data, [s for _, s in plan])):
+        model, fold, source = units[index]
+        if isinstance(result, Failed):
+            part = _Runs(None, 0)
+            part.failed_fold(model, fold, plan[source][1], result.error)
+            result = (part.rows, part.calls, part.fits)
+        done[index] = result
+        runs.advance(len(fold.test) + 1, f"{model.name}: {fold.name}")
+    for index in sorted(done):
+        rows, calls, fits = done[index]
+        runs.rows += rows
+        runs.calls += calls
+        runs.fits += fits
+
+
+def _fold_unit(shared: tuple, unit: tuple) -> tuple[list, list, list]:
+    """One model's fit and predictions on one fold (in a worker)."""
+    data, sources = shared
+    model, fold, source = unit
+    part = _Runs(None, 0)
+    part.fold(model, fold, data, sources[source])
+    return part.rows, part.calls, part.fits
 
 
 def resolve_models(models: Iterable[str | Predictor] | str) -> list[Predictor]:
@@ -175,9 +213,19 @@ class _Runs:
         self.fits: list[dict[str, Any]] = []
 
     def _step(self, label: str) -> None:
-        self.done += 1
+        self.advance(1, label)
+
+    def advance(self, steps: int, label: str) -> None:
+        self.done += steps
         if self.progress is not None:
             self.progress(self.done, self.total, label)
+
+    def failed_fold(self, model: Predictor, fold: Fold, source: Dataset, error: str) -> None:
+        """A fold whose worker failed: the fit and every kernel recorded with ``error``."""
+        self.fits.append({"model": model.name, "fold": fold.name, "train_rows": 0,
+                          "fit_s": 0.0, "error": f"worker failed: {error}"})
+        for kernel in fold.test:
+            self._predict(model, fold.name, kernel, source, f"worker failed: {error}")
 
     def fold(self, model: Predictor, fold: Fold, data: Dataset, source: Dataset) -> None:
         from sklearn.base import clone  # noqa: PLC0415

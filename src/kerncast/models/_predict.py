@@ -230,6 +230,7 @@ def sweep(kernel_name: str | CorpusKernel, kernel_source: Any = None, problem_si
           arguments: Any = None, tune_params: Mapping[str, Any] | None = None, *,
           device: str = "h100", size: str = "large", language: str = "cuda",
           sm_count: int | None = None, cache: str | None = None, progress=None,
+          executor: str = "serial", workers: int | None = None, address: str | None = None,
           **options: Any) -> Any:
     """Static predictions over a kernel's launch space.
 
@@ -244,36 +245,39 @@ def sweep(kernel_name: str | CorpusKernel, kernel_source: Any = None, problem_si
 
     For a corpus kernel (no ``kernel_source``) it returns the rows over the kernel's
     whole launch space at ``size``, fastest first.
+
+    ``executor`` (``serial``, ``pool``, ``ray``; :mod:`kerncast.execute`) runs the
+    predictions on ``workers`` processes or a Ray cluster at ``address``; the results are
+    the same.
     """
+    from kerncast.execute import get_executor  # noqa: PLC0415 (light; only for a sweep)
+
+    runner = get_executor(executor, workers=workers, address=address)
     if kernel_source is None:
-        return _corpus_sweep(kernel_name, device, size, language, sm_count, progress)
+        return _corpus_sweep(kernel_name, device, size, language, sm_count, progress, runner)
     user = _sweep_user(kernel_name, kernel_source, problem_size, arguments, tune_params,
                        options)
-    return sweep_space(user, device=device, sm_count=sm_count, cache=cache, progress=progress)
+    return sweep_space(user, device=device, sm_count=sm_count, cache=cache, progress=progress,
+                       executor=runner)
 
 
 def sweep_space(space: Any, *, device: str = "h100", sm_count: int | None = None,
-                cache: str | None = None, progress=None) -> tuple[list[dict], dict]:
+                cache: str | None = None, progress=None,
+                executor: Any = None) -> tuple[list[dict], dict]:
     """Static predictions of every configuration of ``space`` (a :class:`UserKernel` or a
     :class:`kerncast.core.LaunchFile`: anything with ``configs()``, ``instance(params)``,
-    ``kernel`` and ``tuning``), as :func:`sweep` returns them."""
+    ``kernel`` and ``tuning``), as :func:`sweep` returns them, on ``executor`` (a
+    :mod:`kerncast.execute` executor; default serial)."""
     from kerncast.devices import get_device  # noqa: PLC0415 (light; only to check the name)
 
     get_device(device)  # an unknown device fails here, not in every row
     configs = space.configs()
+    rows = _fanned(_space_row, configs, (space, device, sm_count), executor, progress)
     results = []
-    for i, params in enumerate(configs):
-        try:
-            kernel, launch = space.instance(params)
-            row = _sweep_row(kernel, launch, device, sm_count)
-        except KerncastError as exc:
-            row = {"seconds": math.inf, "bottleneck": "", "registers": None, "grid": [],
-                   "block": [], "error": str(exc)}
+    for params, row in zip(configs, rows):
         results.append({**params, "time": row["seconds"] * 1e3, "bottleneck": row["bottleneck"],
                         "registers": row["registers"], "grid": row["grid"],
                         "block": row["block"], "error": row["error"]})
-        if progress:
-            progress(i + 1, len(configs))
     env = {"kernel_name": space.kernel.name, "device_name": device, "model": "static",
            "problem_size": list(space.tuning.problem_size), "configurations": len(configs),
            "predicted": True}
@@ -315,16 +319,48 @@ def _write_cache(path: str, kernel_name: str, device: str, tuning: Tuning,
 
 
 def _corpus_sweep(kernel: str | CorpusKernel, device: str, size: str, language: str,
-                  sm_count: int | None, progress) -> list[dict]:
+                  sm_count: int | None, progress, executor: Any = None) -> list[dict]:
     from kerncast.devices import get_device  # noqa: PLC0415 (light; only to check the name)
 
     get_device(device)  # an unknown device fails here, not in every row
     k = resolve_kernel(kernel)
     configs = k.launches(size)
-    out = []
-    for i, config in enumerate(configs):
-        row = _sweep_row(*k.instance(config, language), device, sm_count)
-        out.append({**row, "config": config.label(), "tunables": config.tunables})
-        if progress:
-            progress(i + 1, len(configs))
+    rows = _fanned(_corpus_row, configs, (k, language, device, sm_count), executor, progress)
+    out = [{**row, "config": config.label(), "tunables": config.tunables}
+           for config, row in zip(configs, rows)]
     return sorted(out, key=lambda r: r["seconds"])
+
+
+def _failed_row(error: str) -> dict:
+    return {"seconds": math.inf, "bottleneck": "", "registers": None, "grid": [], "block": [],
+            "error": error}
+
+
+def _space_row(shared: tuple, params: dict) -> dict:
+    """One configuration of a launch space, predicted (in a worker)."""
+    space, device, sm_count = shared
+    try:
+        kernel, launch = space.instance(params)
+    except KerncastError as exc:
+        return _failed_row(str(exc))
+    return _sweep_row(kernel, launch, device, sm_count)
+
+
+def _corpus_row(shared: tuple, config: Any) -> dict:
+    """One launch configuration of a corpus kernel, predicted (in a worker)."""
+    kernel, language, device, sm_count = shared
+    return _sweep_row(*kernel.instance(config, language), device, sm_count)
+
+
+def _fanned(fn, items: list, shared: tuple, executor: Any, progress) -> list[dict]:
+    """``fn(shared, item)`` for every item on ``executor``, in the items' order; an item
+    that failed in its worker is a failed row."""
+    from kerncast.execute import Failed, get_executor  # noqa: PLC0415
+
+    runner = executor or get_executor("serial")
+    rows: list[dict] = [{}] * len(items)
+    for done, (index, row) in enumerate(runner.map(fn, items, shared), 1):
+        rows[index] = _failed_row(row.error) if isinstance(row, Failed) else row
+        if progress:
+            progress(done, len(items))
+    return rows

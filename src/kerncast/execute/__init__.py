@@ -1,0 +1,16 @@
+"""kerncast.execute: the work that fans out (sweeps, evaluations) run serially, on a local
+process pool, or on a Ray cluster, chosen by name from one registry.
+
+>>> from kerncast.execute import get_executor
+>>> from operator import mul
+>>> sorted(r for _, r in get_executor("serial").map(mul, [-2, 1], shared=3))
+[-6, 3]
+"""
+
+from kerncast.execute._executors import (
+    EXECUTORS, Executor, Failed, PoolExecutor, RayExecutor, SerialExecutor, get_executor,
+    register_executor,
+)
+
+__all__ = ["EXECUTORS", "Executor", "Failed", "PoolExecutor", "RayExecutor", "SerialExecutor",
+           "get_executor", "register_executor"]

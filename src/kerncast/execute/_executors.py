@@ -1,0 +1,207 @@
+"""Executors: map a function over items, results streaming back as they finish.
+
+Every executor takes a module-level function (picklable), a list of items and an object
+every item shares (sent to each worker once, not with every item), calls
+``fn(shared, item)`` and yields ``(index, result)`` in the order the items finish; an item
+whose function raised, or whose worker died twice, yields a :class:`Failed` naming the
+error, so a caller records it as a row and nothing is lost.
+
+=========  ===============================================================================
+serial     in this process, one item after the other
+pool       a local process pool (``workers``, default every core); processes are spawned,
+           so a worker starts clean; a worker that dies breaks the pool: the unfinished
+           items run again one at a time, so the one that kills its worker is known, and
+           it is tried once more, then recorded as failed
+ray        tasks on a Ray cluster (``address``, default a local one started on demand with
+           ``workers`` CPUs); each task is retried once by Ray if its worker dies
+=========  ===============================================================================
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from multiprocessing import get_context
+from typing import Any, Protocol
+
+from kerncast._errors import InputError, ToolchainError
+
+__all__ = ["EXECUTORS", "Executor", "Failed", "PoolExecutor", "RayExecutor", "SerialExecutor",
+           "get_executor", "register_executor"]
+
+
+@dataclass(frozen=True)
+class Failed:
+    """An item that did not produce a result: the error, as text."""
+
+    error: str
+
+
+class Executor(Protocol):
+    """Runs ``fn`` over ``items``; see the module."""
+
+    name: str
+    workers: int
+
+    def map(self, fn: Callable[[Any, Any], Any], items: Sequence[Any], shared: Any = None
+            ) -> Iterator[tuple[int, Any]]: ...
+
+
+def _error(exc: BaseException) -> Failed:
+    return Failed(f"{type(exc).__name__}: {exc}")
+
+
+class SerialExecutor:
+    """Every item in this process, in order."""
+
+    name = "serial"
+
+    def __init__(self, workers: int | None = None, **_: Any):
+        self.workers = 1
+
+    def map(self, fn: Callable[[Any, Any], Any], items: Sequence[Any], shared: Any = None
+            ) -> Iterator[tuple[int, Any]]:
+        for index, item in enumerate(items):
+            try:
+                yield index, fn(shared, item)
+            except Exception as exc:  # noqa: BLE001 (an item's failure is a row)
+                yield index, _error(exc)
+
+
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
+        (os.cpu_count() or 1)
+
+
+class PoolExecutor:
+    """A local pool of spawned processes (see the module)."""
+
+    name = "pool"
+
+    def __init__(self, workers: int | None = None, **_: Any):
+        self.workers = max(1, int(workers or _cores()))
+
+    def _pool(self, shared: Any, workers: int) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(workers, mp_context=get_context("spawn"),
+                                   initializer=_keep, initargs=(shared,))
+
+    def map(self, fn: Callable[[Any, Any], Any], items: Sequence[Any], shared: Any = None
+            ) -> Iterator[tuple[int, Any]]:
+        """After a worker dies, the items that had not finished run again in a pool of one
+        worker, in order, so that the one that kills it is known: it is tried once more,
+        then recorded as failed."""
+        pending, workers = list(range(len(items))), self.workers
+        deaths: dict[int, int] = {}
+        while pending:
+            pool = self._pool(shared, workers)
+            futures = {pool.submit(_call, fn, items[i]): i for i in pending}
+            broken: list[int] = []
+            try:
+                while futures:
+                    done, _ = wait(futures, return_when=FIRST_COMPLETED)
+                    for future in done:
+                        index = futures.pop(future)
+                        result = _outcome(future)
+                        if isinstance(result, BrokenProcessPool):
+                            broken.append(index)
+                        else:
+                            yield index, result
+            finally:
+                pool.shutdown(wait=True, cancel_futures=True)
+            pending = sorted(broken)
+            if pending and workers == 1:  # in order, alone: the first unfinished one died
+                culprit = pending[0]
+                deaths[culprit] = deaths.get(culprit, 0) + 1
+                if deaths[culprit] > 1:
+                    pending.pop(0)
+                    yield culprit, Failed("its worker died twice running it")
+            workers = 1
+
+
+_SHARED: list[Any] = [None]  # what a pool worker's items share (set as it starts)
+
+
+def _keep(shared: Any) -> None:
+    _SHARED[0] = shared
+
+
+def _call(fn: Callable[[Any, Any], Any], item: Any) -> Any:
+    return fn(_SHARED[0], item)
+
+
+def _apply(fn: Callable[[Any, Any], Any], shared: Any, item: Any) -> Any:
+    return fn(shared, item)
+
+
+def _outcome(future: Future) -> Any:
+    try:
+        return future.result()
+    except BrokenProcessPool as exc:
+        return exc
+    except Exception as exc:  # noqa: BLE001 (an item's failure is a row)
+        return _error(exc)
+
+
+class RayExecutor:
+    """Tasks on a Ray cluster (see the module)."""
+
+    name = "ray"
+
+    def __init__(self, workers: int | None = None, address: str | None = None, **_: Any):
+        try:
+            import ray  # noqa: PLC0415 (an optional dependency)
+        except ImportError:
+            raise ToolchainError("Ray is not installed: pip install 'kerncast[ray]' (or "
+                                 "choose --executor pool)") from None
+        self._ray = ray
+        if not ray.is_initialized():
+            options: dict[str, Any] = {"address": address} if address else \
+                {"num_cpus": int(workers or _cores())}
+            ray.init(include_dashboard=False, log_to_driver=False,
+                     ignore_reinit_error=True, **options)
+        self.workers = int(workers or ray.cluster_resources().get("CPU", 1))
+
+    def map(self, fn: Callable[[Any, Any], Any], items: Sequence[Any], shared: Any = None
+            ) -> Iterator[tuple[int, Any]]:
+        ray = self._ray
+        task = ray.remote(max_retries=1, num_cpus=1)(_apply)
+        common = ray.put(shared)  # stored once; each task reads it from the object store
+        refs = {task.remote(fn, common, item): index for index, item in enumerate(items)}
+        while refs:
+            done, _ = ray.wait(list(refs), num_returns=1)
+            for ref in done:
+                index = refs.pop(ref)
+                try:
+                    yield index, ray.get(ref)
+                except Exception as exc:  # noqa: BLE001 (a task's failure is a row)
+                    cause = getattr(exc, "cause", None) or exc
+                    yield index, _error(cause)
+
+
+EXECUTORS: dict[str, Callable[..., Executor]] = {}
+
+
+def register_executor(name: str, factory: Callable[..., Executor]) -> None:
+    """Make ``factory(workers=, address=)`` the executor called ``name``."""
+    EXECUTORS[name] = factory
+
+
+for _name, _factory in (("serial", SerialExecutor), ("pool", PoolExecutor),
+                        ("ray", RayExecutor)):
+    register_executor(_name, _factory)
+
+
+def get_executor(name: str = "serial", *, workers: int | None = None,
+                 address: str | None = None) -> Executor:
+    """The executor ``name`` with ``workers`` (and a Ray cluster's ``address``)."""
+    factory = EXECUTORS.get(name)
+    if factory is None:
+        raise InputError(f"unknown executor {name!r}; choose one of {', '.join(EXECUTORS)}")
+    if workers is not None and int(workers) < 1:
+        raise InputError(f"--workers {workers}: give 1 or more")
+    if address is not None and name != "ray":
+        raise InputError("--address names a Ray cluster; use it with --executor ray")
+    return factory(workers=workers, address=address)

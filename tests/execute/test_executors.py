@@ -1,0 +1,82 @@
+"""Executors: the same results serially, on a process pool and on a local Ray cluster;
+failures and dead workers are rows, never lost."""
+
+from __future__ import annotations
+
+import os
+from operator import mul
+
+import pytest
+
+import kerncast
+from kerncast import InputError
+from kerncast.execute import Failed, get_executor
+
+from tests.models.test_user_api import VECTOR_ADD, _vector_add_args
+
+BACKENDS = ["serial", "pool", pytest.param("ray", marks=pytest.mark.slow)]
+
+
+def _divide(shared: int, item: int) -> float:
+    return shared / item
+
+
+def _die_on(shared: int, item: int) -> int:
+    if item == shared:
+        os._exit(3)  # the worker process dies
+    return item
+
+
+@pytest.mark.parametrize("name", BACKENDS)
+def test_results_and_failures_come_back_for_every_item(name):
+    if name == "ray":
+        pytest.importorskip("ray")
+    executor = get_executor(name, workers=2)
+    got = dict(executor.map(_divide, [1, 2, 0, 4], shared=8))
+    assert got[0] == 8 and got[1] == 4 and got[3] == 2
+    assert isinstance(got[2], Failed) and "ZeroDivisionError" in got[2].error
+    assert dict(executor.map(mul, [], shared=1)) == {}
+
+
+def test_a_dead_worker_is_retried_once_then_its_item_recorded_as_failed():
+    got = dict(get_executor("pool", workers=2).map(_die_on, list(range(6)), shared=4))
+    assert sorted(got) == list(range(6))
+    assert isinstance(got[4], Failed) and "died twice" in got[4].error
+    assert [got[i] for i in (0, 1, 2, 3, 5)] == [0, 1, 2, 3, 5]
+
+
+@pytest.mark.toolchain
+@pytest.mark.parametrize("name", BACKENDS)
+def test_a_sweep_gives_the_same_predictions_on_every_executor(name):
+    if name == "ray":
+        pytest.importorskip("ray")
+    args, size = _vector_add_args(100_000)
+    tune = {"block_size_x": [64, 128, 256, 512]}
+    serial, _ = kerncast.sweep("vector_add", VECTOR_ADD, size, args, tune)
+    other, _ = kerncast.sweep("vector_add", VECTOR_ADD, size, args, tune, executor=name,
+                              workers=2)
+    assert [r["time"] for r in other] == [r["time"] for r in serial]
+
+
+def test_bad_executor_options_are_named():
+    with pytest.raises(InputError, match="unknown executor 'threads'; choose one of serial"):
+        get_executor("threads")
+    with pytest.raises(InputError, match="--workers 0"):
+        get_executor("pool", workers=0)
+    with pytest.raises(InputError, match="--address names a Ray cluster"):
+        get_executor("pool", address="ray://x:10001")
+
+
+@pytest.mark.parametrize("name", BACKENDS)
+def test_an_evaluation_gives_the_same_scores_on_every_executor(name):
+    if name == "ray":
+        pytest.importorskip("ray")
+    from kerncast.evaluate import evaluate
+    from tests.synthetic import synthetic_dataset
+
+    data = synthetic_dataset()
+    serial = evaluate(data, "launch-regression", folds=3)
+    other = evaluate(data, "launch-regression", folds=3,
+                     executor=get_executor(name, workers=2))
+    columns = ["model", "fold", "kernel", "predicted_s", "ok"]
+    assert other.predictions[columns].equals(serial.predictions[columns])
