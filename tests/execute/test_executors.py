@@ -80,3 +80,25 @@ def test_an_evaluation_gives_the_same_scores_on_every_executor(name):
                      executor=get_executor(name, workers=2))
     columns = ["model", "fold", "kernel", "predicted_s", "ok"]
     assert other.predictions[columns].equals(serial.predictions[columns])
+
+
+@pytest.mark.toolchain
+def test_an_interrupted_sweep_resumes_from_its_journal(tmp_path, monkeypatch):
+    from kerncast.models import _predict
+
+    journal = tmp_path / "sweep.jsonl"
+    args, size = _vector_add_args(100_000)
+    tune = {"block_size_x": [64, 128, 256, 512]}
+    whole, _ = kerncast.sweep("vector_add", VECTOR_ADD, size, args, tune, journal=str(journal))
+    lines = journal.read_text().splitlines()
+    journal.write_text("\n".join(lines[:3]) + "\n" + lines[3][:20])  # 2 rows, one cut off
+    asked: list = []
+    original = _predict._sweep_row
+    monkeypatch.setattr(_predict, "_sweep_row",
+                        lambda *a: asked.append(a[1].block) or original(*a))
+    again, _ = kerncast.sweep("vector_add", VECTOR_ADD, size, args, tune, journal=str(journal))
+    assert [r["time"] for r in again] == [r["time"] for r in whole]
+    assert [b[0] for b in asked] == [256, 512]  # only what the journal lacked
+    with pytest.raises(InputError, match="not the journal of this sweep"):
+        kerncast.sweep("vector_add", VECTOR_ADD, size, args, tune, device="h200",
+                       journal=str(journal))

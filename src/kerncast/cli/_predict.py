@@ -166,6 +166,10 @@ def sweep_cmd(
     executor: ExecutorOpt = "serial",
     workers: WorkersOpt = None,
     address: AddressOpt = None,
+    journal: Annotated[Path | None, typer.Option(
+        help="Keep each finished configuration in this file as it comes; the same sweep run "
+             "again with it predicts only what is missing (an interrupted sweep resumes).")
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Predict every launch configuration of a kernel statically and rank them.
@@ -196,12 +200,14 @@ def sweep_cmd(
         if target.own:
             results, _ = sweep_space(target.space, device=device,
                                      cache=None if cache is None else str(cache),
-                                     progress=tick, executor=runner)
+                                     progress=tick, executor=runner,
+                                     journal=None if journal is None else str(journal))
             rows = _ranked(results, list(target.space.tuning.tune_params))
             scored = _scored(results, measured) if measured is not None else None
         else:
             rows = sweep(kernel, device=device, size=size, language=lang or "cuda",
-                         progress=tick, executor=executor, workers=workers, address=address)
+                         progress=tick, executor=executor, workers=workers, address=address,
+                         journal=None if journal is None else str(journal))
     if csv_out is not None:
         _write_csv(csv_out, rows)
     if as_json:

@@ -13,6 +13,7 @@ so. ``kerncast.sweep`` predicts every configuration of a launch space statically
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping
 from pathlib import Path
@@ -231,7 +232,7 @@ def sweep(kernel_name: str | CorpusKernel, kernel_source: Any = None, problem_si
           device: str = "h100", size: str = "large", language: str = "cuda",
           sm_count: int | None = None, cache: str | None = None, progress=None,
           executor: str = "serial", workers: int | None = None, address: str | None = None,
-          **options: Any) -> Any:
+          journal: str | None = None, **options: Any) -> Any:
     """Static predictions over a kernel's launch space.
 
     With Kernel Tuner's arguments (``kernel_source`` given) it is a drop-in for
@@ -248,22 +249,24 @@ def sweep(kernel_name: str | CorpusKernel, kernel_source: Any = None, problem_si
 
     ``executor`` (``serial``, ``pool``, ``ray``; :mod:`kerncast.execute`) runs the
     predictions on ``workers`` processes or a Ray cluster at ``address``; the results are
-    the same.
+    the same. ``journal`` (a file) keeps every finished configuration as it comes: the
+    same sweep run again with it predicts only the configurations it lacks.
     """
     from kerncast.execute import get_executor  # noqa: PLC0415 (light; only for a sweep)
 
     runner = get_executor(executor, workers=workers, address=address)
     if kernel_source is None:
-        return _corpus_sweep(kernel_name, device, size, language, sm_count, progress, runner)
+        return _corpus_sweep(kernel_name, device, size, language, sm_count, progress, runner,
+                             journal)
     user = _sweep_user(kernel_name, kernel_source, problem_size, arguments, tune_params,
                        options)
     return sweep_space(user, device=device, sm_count=sm_count, cache=cache, progress=progress,
-                       executor=runner)
+                       executor=runner, journal=journal)
 
 
 def sweep_space(space: Any, *, device: str = "h100", sm_count: int | None = None,
-                cache: str | None = None, progress=None,
-                executor: Any = None) -> tuple[list[dict], dict]:
+                cache: str | None = None, progress=None, executor: Any = None,
+                journal: str | None = None) -> tuple[list[dict], dict]:
     """Static predictions of every configuration of ``space`` (a :class:`UserKernel` or a
     :class:`kerncast.core.LaunchFile`: anything with ``configs()``, ``instance(params)``,
     ``kernel`` and ``tuning``), as :func:`sweep` returns them, on ``executor`` (a
@@ -272,7 +275,11 @@ def sweep_space(space: Any, *, device: str = "h100", sm_count: int | None = None
 
     get_device(device)  # an unknown device fails here, not in every row
     configs = space.configs()
-    rows = _fanned(_space_row, configs, (space, device, sm_count), executor, progress)
+    log = _journal(journal, {"kernel": space.kernel.name, "device": device,
+                             "sm_count": sm_count,
+                             "problem_size": list(space.tuning.problem_size)})
+    rows = _fanned(_space_row, configs, (space, device, sm_count), executor, progress, log,
+                   [json.dumps(c, sort_keys=True, default=str) for c in configs])
     results = []
     for params, row in zip(configs, rows):
         results.append({**params, "time": row["seconds"] * 1e3, "bottleneck": row["bottleneck"],
@@ -319,13 +326,17 @@ def _write_cache(path: str, kernel_name: str, device: str, tuning: Tuning,
 
 
 def _corpus_sweep(kernel: str | CorpusKernel, device: str, size: str, language: str,
-                  sm_count: int | None, progress, executor: Any = None) -> list[dict]:
+                  sm_count: int | None, progress, executor: Any = None,
+                  journal: str | None = None) -> list[dict]:
     from kerncast.devices import get_device  # noqa: PLC0415 (light; only to check the name)
 
     get_device(device)  # an unknown device fails here, not in every row
     k = resolve_kernel(kernel)
     configs = k.launches(size)
-    rows = _fanned(_corpus_row, configs, (k, language, device, sm_count), executor, progress)
+    log = _journal(journal, {"kernel": k.name, "device": device, "sm_count": sm_count,
+                             "size": size, "language": language})
+    rows = _fanned(_corpus_row, configs, (k, language, device, sm_count), executor, progress,
+                   log, [c.label() for c in configs])
     out = [{**row, "config": config.label(), "tunables": config.tunables}
            for config, row in zip(configs, rows)]
     return sorted(out, key=lambda r: r["seconds"])
@@ -352,15 +363,33 @@ def _corpus_row(shared: tuple, config: Any) -> dict:
     return _sweep_row(*kernel.instance(config, language), device, sm_count)
 
 
-def _fanned(fn, items: list, shared: tuple, executor: Any, progress) -> list[dict]:
+def _journal(path: str | None, header: dict) -> Any:
+    if path is None:
+        return None
+    from kerncast.models._journal import Journal  # noqa: PLC0415
+
+    return Journal(path, header)
+
+
+def _fanned(fn, items: list, shared: tuple, executor: Any, progress, journal: Any = None,
+            keys: list[str] | None = None) -> list[dict]:
     """``fn(shared, item)`` for every item on ``executor``, in the items' order; an item
-    that failed in its worker is a failed row."""
+    that failed in its worker is a failed row. Items whose key the ``journal`` holds are
+    taken from it; each new row is added to it as it comes."""
     from kerncast.execute import Failed, get_executor  # noqa: PLC0415
 
     runner = executor or get_executor("serial")
-    rows: list[dict] = [{}] * len(items)
-    for done, (index, row) in enumerate(runner.map(fn, items, shared), 1):
-        rows[index] = _failed_row(row.error) if isinstance(row, Failed) else row
+    keys = keys or [str(i) for i in range(len(items))]
+    known = journal.rows if journal is not None else {}
+    rows: list[dict] = [known.get(key, {}) for key in keys]
+    todo = [i for i, key in enumerate(keys) if key not in known]
+    done = len(items) - len(todo)
+    for index, row in runner.map(fn, [items[i] for i in todo], shared):
+        where = todo[index]
+        rows[where] = _failed_row(row.error) if isinstance(row, Failed) else row
+        if journal is not None:
+            journal.add(keys[where], rows[where])
+        done += 1
         if progress:
             progress(done, len(items))
     return rows
