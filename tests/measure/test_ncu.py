@@ -180,3 +180,22 @@ def test_ones_own_launch_is_profiled_in_a_process_that_rebuilds_it(fake_ncu, tmp
     assert rows[0]["kernel"] == "scale" and rows[0]["blocks"] == 16384
     assert 0 < rows[0]["blocks_launched"] < rows[1]["blocks_launched"] < 16384
     assert rows[1]["gpu__time_duration.sum"] == pytest.approx(12.5e-6)
+
+
+def test_counters_at_reduced_sm_counts_are_profiled_in_a_context_of_that_many(
+        tmp_path, fake_ncu, child_env):
+    out = tmp_path / "sweep"
+    result = Campaign(out, device="h100", backend="tests.measure.fakes:FakeBackend",
+                      experiments=["counters", "counters-sweep"], kernels=["matmul_naive"],
+                      sizes=["small"], configs="default", sm_counts=(16, 64),
+                      workers=0).run()
+    assert result.remaining == 0
+    counters = Dataset.read(out).counters
+    assert sorted(counters["sm_count"]) == [16, 64, 132]
+    assert (counters["status"] == "ok").all()
+    calls = [json.loads(x) for x in fake_ncu.read_text().splitlines()]
+    assert len(calls) == 3  # one profiled process per SM count
+    again = Campaign(out, device="h100", backend="tests.measure.fakes:FakeBackend",
+                     experiments=["counters", "counters-sweep"], kernels=["matmul_naive"],
+                     sizes=["small"], configs="default", sm_counts=(16, 64), workers=0).run()
+    assert again.remaining == 0 and len(Dataset.read(out).counters) == 3  # nothing twice

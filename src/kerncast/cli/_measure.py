@@ -161,11 +161,11 @@ def measure_cmd(
     out: Annotated[str | None, typer.Option(help="Campaign: dataset directory.")] = None,
     experiments: Annotated[list[str] | None, typer.Option(
         help="Campaign: times,samples,samples-full,samples-paid,energy,sm-sweep,energy-sweep,"
-             "counters,sample-counters,cpu.")] = None,
+             "counters,counters-sweep,sample-counters,cpu.")] = None,
     kernels: Annotated[list[str] | None, typer.Option(help="Campaign: kernels (default all).")] = None,
     sizes: Annotated[list[str] | None, typer.Option(help="Campaign: sizes (default all).")] = None,
     sm_counts: Annotated[list[str] | None, typer.Option(
-        help="Campaign: SM counts of sm-sweep and energy-sweep.")] = None,
+        help="Campaign: SM counts of sm-sweep, energy-sweep and counters-sweep.")] = None,
     configs: Annotated[str, typer.Option(help="Campaign: auto, all or default.")] = "auto",
     deadline: Annotated[float | None, typer.Option(help="Campaign: stop starting work so that "
                                                         "all is written within S seconds.")] = None,

@@ -150,6 +150,7 @@ class Campaign:
         ``cupy`` (default), ``opencl``, ``pocl``, or ``module:attribute`` (tests).
     experiments
         Any of times, samples, samples-full, samples-paid, energy, sm-sweep, energy-sweep, counters,
+        counters-sweep (Nsight Compute inside a green context at each SM count),
         sample-counters, cpu.
     kernels, sizes
         Kernel names (default: the whole corpus) and sizes (default: all).

@@ -97,14 +97,18 @@ def run_counters(campaign, items: list[Item], prep_dir: str | None) -> None:
     """Profile ``items`` in batches and commit their ``counters`` rows."""
     observer = getattr(campaign, "_ncu_observer", None) or observer_for(campaign.out)
     campaign._ncu_observer = observer
-    queue = [items[i:i + campaign.ncu_batch] for i in range(0, len(items), campaign.ncu_batch)]
+    # a batch runs in one profiled process, on one backend: one SM count per batch
+    queue = [group[i:i + campaign.ncu_batch]
+             for sms in sorted({i.sm_count or 0 for i in items})
+             for group in [[i for i in items if (i.sm_count or 0) == sms]]
+             for i in range(0, len(group), campaign.ncu_batch)]
     while queue and not campaign._past_stop():
         batch_items = queue.pop(0)
         job: dict[str, Any] = {
             "backend": campaign.backend if ":" in campaign.backend else "cupy",
             "device": campaign.device_arg, "seed": campaign.seed,
             "corpus_root": str(campaign.corpus_root) if campaign.corpus_root else None,
-            "prep_dir": prep_dir,
+            "prep_dir": prep_dir, "sm_count": batch_items[0].sm_count,
             "items": [{"kernel": i.kernel, "size": i.size, "tunables": dict(i.tunables),
                        "sample_k": i.sample_k} for i in batch_items]}
         timeout = 60.0 + 30.0 * len(batch_items)

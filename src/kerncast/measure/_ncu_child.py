@@ -90,7 +90,9 @@ def main(argv: list[str] | None = None) -> int:
     from kerncast.measure._factory import make_backend  # noqa: PLC0415
 
     with open(job["manifest"], "a") as manifest:
-        backend = make_backend(job.get("backend", "cupy"), device=job.get("device"))
+        # an SM count limits the launches to a green context of that many SMs
+        backend = make_backend(job.get("backend", "cupy"), device=job.get("device"),
+                               sm_count=job.get("sm_count"))
         _write(manifest, {"describe": backend.describe(), "device_key": backend.device_key,
                           "sm_count": backend.sm_count})
         for index, item in enumerate(job["items"]):

@@ -24,20 +24,21 @@ __all__ = ["EXPERIMENTS", "PROFILED", "SAMPLE_COUNTER_KS", "SWEPT", "TABLE_OF", 
 
 # Experiments in the order a unit runs them, and the table each one fills.
 EXPERIMENTS = ("times", "samples", "samples-full", "samples-paid", "energy", "sm-sweep", "energy-sweep",
-               "counters", "sample-counters", "cpu")
+               "counters", "counters-sweep", "sample-counters", "cpu")
 # Experiments run at each SM count of the sweep (a green context per count).
-SWEPT = ("sm-sweep", "energy-sweep")
+SWEPT = ("sm-sweep", "energy-sweep", "counters-sweep")
 # Experiments profiled with Nsight Compute (after the timed ones).
-PROFILED = ("counters", "sample-counters")
+PROFILED = ("counters", "counters-sweep", "sample-counters")
 TABLE_OF = {"times": "times", "sm-sweep": "times", "samples": "samples",
             "samples-full": "samples", "samples-paid": "samples", "energy": "energy",
-            "energy-sweep": "energy", "counters": "counters", "sample-counters": "counters",
-            "cpu": "cpu"}
+            "energy-sweep": "energy", "counters": "counters", "counters-sweep": "counters",
+            "sample-counters": "counters", "cpu": "cpu"}
 # Configurations measured per experiment with --configs auto.
 AUTO_CONFIGS = {"times": "all", "counters": "all", "samples": "all", "samples-full": "all",
                 "samples-paid": "all",
                 "energy": "default",
-                "sm-sweep": "default", "energy-sweep": "default", "sample-counters": "default",
+                "sm-sweep": "default", "energy-sweep": "default", "counters-sweep": "default",
+                "sample-counters": "default",
                 "cpu": "default"}
 # Sample multipliers profiled by sample-counters: the seed's 2 and 3 and the points
 # kerncast's sampler fits (the counters of sampled launches feed the SVR).
@@ -98,9 +99,9 @@ def item_key(item: Item, device: str) -> tuple:
     if item.experiment in ("times", "sm-sweep"):
         return ("times", item.experiment, item.kernel, item.language, item.size, item.config,
                 device, item.sm_count or 0)
-    if item.table == "counters":
+    if item.table == "counters":  # the whole GPU is 0, as counters-sweep items key it
         return ("counters", item.kernel, item.language, item.size, item.config, device,
-                item.sample_k)
+                item.sample_k, item.sm_count or 0)
     if item.table == "energy":
         return ("energy", item.kernel, item.language, item.size, item.config, device,
                 item.sm_count or 0)
@@ -137,8 +138,10 @@ def done_keys(dataset: Any, total_sms: int, ok_only: bool = False) -> set[tuple]
                 keys.add(("times", experiment, row["kernel"], row["language"], row["size"],
                           row["config"], row["device"], sms))
             elif table == "counters":
+                sms = int(row.get("sm_count") or 0)
                 keys.add((table, row["kernel"], row["language"], row["size"], row["config"],
-                          row["device"], int(row.get("sample_k") or 0)))
+                          row["device"], int(row.get("sample_k") or 0),
+                          0 if not total_sms or sms >= total_sms else sms))
             elif table == "energy":  # the whole GPU is 0, as energy items key it
                 sms = int(row.get("sm_count") or 0)
                 keys.add((table, row["kernel"], row["language"], row["size"], row["config"],
