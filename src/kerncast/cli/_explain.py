@@ -70,7 +70,7 @@ def explain_cmd(
                              progress=report)
         drivers = _drivers(dataset, report)
     if plot is not None:
-        from kerncast.evaluate._figures import roofline_figure  # noqa: PLC0415
+        from kerncast.evaluate import roofline_figure  # noqa: PLC0415 (matplotlib on use)
 
         roofline_figure(result.roofline, result.seconds, result.fixed,
                         f"{result.kernel} on {result.device}", plot)

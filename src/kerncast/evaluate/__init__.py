@@ -45,6 +45,7 @@ __all__ = [
     "kernel_folds",
     "predict_rows",
     "resolve_models",
+    "roofline_figure",
     "select",
     "spearman",
     "survey_kernels",
@@ -59,4 +60,8 @@ def __getattr__(name: str):
         from kerncast.evaluate._report import write_report  # noqa: PLC0415
 
         return write_report
+    if name == "roofline_figure":  # matplotlib too
+        from kerncast.evaluate._figures import roofline_figure  # noqa: PLC0415
+
+        return roofline_figure
     raise AttributeError(name)

@@ -36,12 +36,16 @@ __all__ = [
     "Resources",
     "TimingPolicy",
     "TimingStats",
+    "BACKEND_KINDS",
     "make_backend",
     "measure",
     "measure_config",
     "measure_energy",
     "measure_samples",
+    "resident_blocks",
     "time_repeatedly",
+    "upload_args",
+    "user_job",
 ]
 
 _WHERE = {
@@ -55,6 +59,8 @@ _WHERE = {
     "NcuObserver": "_ncu", "NvmlEnergyObserver": "_nvml",
     "TimingPolicy": "_timing", "TimingStats": "_timing", "time_repeatedly": "_timing",
     "measure_config": "_run", "measure_energy": "_energy", "measure_samples": "_samples",
+    "resident_blocks": "_samples", "upload_args": "_session", "user_job": "_job",
+    "BACKEND_KINDS": "_registry",
 }
 
 

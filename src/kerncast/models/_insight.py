@@ -28,7 +28,7 @@ __all__ = ["WhatIf", "fixes", "importance", "what_if"]
 
 def fixes() -> dict[str, str]:
     """Each what-if fix and what it removes (:data:`kerncast.sim._whatif.FIXES`)."""
-    from kerncast.sim._whatif import FIXES  # noqa: PLC0415 (the simulator loads on use)
+    from kerncast.sim import FIXES  # noqa: PLC0415 (the simulator loads on use)
 
     return dict(FIXES)
 
@@ -69,7 +69,7 @@ def what_if(kernel: str | Kernel, launch: Launch | None = None, *, device: str =
     with its ``launch``, or a corpus name (``corpus:NAME``, ``DIR:NAME``) with ``size``,
     ``tunables`` and ``language``."""
     from kerncast.sim import predict_launch  # noqa: PLC0415 (the simulator loads on use)
-    from kerncast.sim._whatif import check_fixes  # noqa: PLC0415
+    from kerncast.sim import check_fixes  # noqa: PLC0415
 
     chosen = check_fixes(fixes() if only is None else only)
     if isinstance(kernel, Kernel):

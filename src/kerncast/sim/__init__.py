@@ -8,5 +8,7 @@ scales the round to the whole grid.
 
 from kerncast.sim._machine import Machine, calibrated_devices, machine_for
 from kerncast.sim._predict import StaticResult, predict_launch
+from kerncast.sim._whatif import FIXES, check_fixes
 
-__all__ = ["Machine", "StaticResult", "calibrated_devices", "machine_for", "predict_launch"]
+__all__ = ["FIXES", "Machine", "StaticResult", "calibrated_devices", "check_fixes",
+           "machine_for", "predict_launch"]

@@ -157,7 +157,7 @@ class _Device:
         self.backend.activate()
         self.cuda = self.backend.language == "cuda"
         self.compiled = self.backend.compile(_sliced_kernel(kernel, launch, self.backend))
-        from kerncast.measure._session import upload_args  # noqa: PLC0415 (measure on use)
+        from kerncast.measure import upload_args  # noqa: PLC0415 (measure on use)
 
         self.dev = upload_args(self.backend, host)
         self.name = str(self.backend.describe().get("device_name") or spec)
@@ -199,7 +199,7 @@ class _Device:
 
     def resident_slices(self, blocks_per_slice: int) -> int:
         """Slices in one wave of the device's resident blocks."""
-        from kerncast.measure._samples import resident_blocks  # noqa: PLC0415
+        from kerncast.measure import resident_blocks  # noqa: PLC0415
 
         per_sm = resident_blocks(self.backend, self.launch, self.compiled.resources.columns())
         return max(1, math.ceil(max(per_sm, 1) * self.backend.sm_count / blocks_per_slice))
@@ -228,8 +228,7 @@ class _Device:
 def _backend(spec: str):
     """``cupy``, ``cupy:N`` (GPU N), ``opencl`` (NVIDIA's OpenCL GPU), ``pocl`` (this CPU),
     or ``module:factory``."""
-    from kerncast.measure._factory import make_backend  # noqa: PLC0415 (measure on use)
-    from kerncast.measure._registry import BACKEND_KINDS  # noqa: PLC0415
+    from kerncast.measure import BACKEND_KINDS, make_backend  # noqa: PLC0415 (on use)
 
     kind, _, rest = spec.partition(":")
     if kind in BACKEND_KINDS and rest:
@@ -299,7 +298,7 @@ def split(kernel: Kernel, launch: Launch, devices: Sequence[str], *, baselines: 
 
 
 def _arguments(kernel: Kernel, launch: Launch) -> tuple[dict[str, Any], dict[str, str]]:
-    from kerncast.measure._job import user_job  # noqa: PLC0415 (measure on use)
+    from kerncast.measure import user_job  # noqa: PLC0415 (measure on use)
 
     job = user_job(kernel, launch)
     return job.prepare(reference=False).args, dict(job.intents)
