@@ -234,8 +234,8 @@ def _cp(ctx: Ctx, frame, ins: Instruction, pc: int):
     """cp.async global -> shared, performed immediately (the groups are then no-ops)."""
     if "async" not in ins.flags:
         raise unsupported(ins)
-    if not ins.operands:
-        return lambda lanes: None  # commit_group / wait_group / wait_all
+    if not ins.operands or {"commit_group", "wait_group", "wait_all"} & set(ins.modifiers):
+        return lambda lanes: None  # the copies are done at once: the groups are no-ops
     if {"bulk", "tensor"} & ins.flags or "mbarrier" in ins.name:
         raise unsupported(ins, "bulk and mbarrier copies")
     dst, src, size_op = ins.operands[:3]

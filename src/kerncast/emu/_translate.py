@@ -119,5 +119,12 @@ def translate_program(program: Program, ctx: Ctx, modes=None) -> list[Callable |
             raise UnsupportedInstruction(
                 f"PTX line {ins.line}: '{ins}' cannot be emulated: {exc}", line=ins.line,
                 instruction=str(ins)) from None
+        except (ValueError, IndexError, TypeError, KeyError, AttributeError) as exc:
+            # operands a translator cannot take (too few, of another kind): the parser
+            # checks the syntax, not every opcode's operand list
+            raise UnsupportedInstruction(
+                f"PTX line {ins.line}: '{ins}' has operands the emulator cannot take "
+                f"({type(exc).__name__}: {exc}); check the instruction against the PTX ISA",
+                line=ins.line, instruction=str(ins)) from None
         closures.append(fn)
     return closures
