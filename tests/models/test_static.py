@@ -121,3 +121,31 @@ def test_a_sass_that_cannot_be_read_is_a_warning_not_only_a_line_in_based_on():
     failed = {**read, "issue_slots": "PTX: one issue per PTX instruction (nvdisasm failed)"}
     (warning,) = build_warnings(kernel, failed, None)
     assert warning.startswith("the sm_80 SASS could not be read (nvdisasm failed)")
+
+
+def test_the_interval_comes_from_the_spread_of_the_same_bottleneck(monkeypatch):
+    from kerncast.models import _static
+
+    table = {"dataset": "data/h100", "by_bottleneck": {
+        "all": {"ratio_p10": 0.5, "ratio_p90": 2.0, "launches": 300, "kernels": 50},
+        "memory": {"ratio_p10": 0.8, "ratio_p90": 1.25, "launches": 90, "kernels": 20}}}
+    monkeypatch.setattr(_static, "_spreads", lambda key: table)
+    memory = _static.interval(2e-3, "memory", "h100-sxm")
+    assert memory["interval_80"] == pytest.approx([1.6e-3, 2.5e-3])
+    assert "90 launches of 20 corpus kernels with a memory bottleneck" in memory["interval_from"]
+    other = _static.interval(2e-3, "synchronisation", "a100-40gb")
+    assert other["interval_80"] == pytest.approx([1e-3, 4e-3])
+    assert "any bottleneck" in other["interval_from"]
+    monkeypatch.setattr(_static, "_spreads", lambda key: None)
+    assert _static.interval(2e-3, "memory", "h100-sxm") == {}
+
+
+def test_the_shipped_spreads_are_measured_and_ordered():
+    from kerncast.models import _static
+
+    for key in ("h100", "h200"):
+        table = _static._spreads(key)
+        assert table is not None and table["command"].startswith("python benchmarks/")
+        for entry in table["by_bottleneck"].values():
+            assert 0 < entry["ratio_p10"] <= entry["ratio_p50"] <= entry["ratio_p90"]
+            assert entry["launches"] >= 20 and entry["kernels"] >= 5

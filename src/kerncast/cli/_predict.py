@@ -106,12 +106,16 @@ def predict_cmd(
         console.print(table)
         if overlap := overlap_note(p.breakdown, p.seconds):
             console.print(overlap)
+    if p.based_on.get("interval_80"):
+        low, high = p.based_on["interval_80"]
+        console.print(f"80% interval: {_fmt(low)} to {_fmt(high)} ({p.based_on['interval_from']})")
     if p.based_on.get("chosen"):
         console.print(f"model chosen: {p.based_on['chosen']}")
         for line in p.based_on.get("passed_over", []):
             console.print(f"  passed over: {line}")
     basis = {k: v for k, v in p.based_on.items()
-             if not isinstance(v, (dict, list)) and k not in ("warning", "chosen")}
+             if not isinstance(v, (dict, list)) and k not in ("warning", "chosen",
+                                                               "interval_from")}
     console.print("based on: " + ", ".join(f"{k}={v}" for k, v in basis.items()))
     if p.based_on.get("adapted_from"):
         console.print(f"note: {p.based_on['device']} has no calibration of its own; the "

@@ -9,6 +9,9 @@ support) get NaN and the reason in :meth:`explain`.
 
 from __future__ import annotations
 
+import json
+from functools import lru_cache
+from importlib import resources
 from typing import Any
 
 import numpy as np
@@ -20,7 +23,7 @@ from kerncast.models._base import LaunchInputs, Prediction, Predictor
 from kerncast.models._rows import corpus_launch
 from kerncast.models.registry import register
 
-__all__ = ["StaticSimulator", "build_warnings"]
+__all__ = ["StaticSimulator", "build_warnings", "interval"]
 
 
 @register
@@ -65,6 +68,7 @@ class StaticSimulator(Predictor):
         warnings = build_warnings(kernel, res.based_on, inputs.registers)
         if warnings:
             based_on["warning"] = "; ".join(warnings)
+        based_on.update(interval(res.seconds, res.bottleneck, str(res.based_on["device"])))
         return Prediction(res.seconds, self.name, breakdown=res.breakdown,
                           bottleneck=res.bottleneck, based_on=based_on)
 
@@ -97,3 +101,31 @@ def build_warnings(kernel: Kernel, based_on: dict, registers: int | None) -> lis
                    "): each PTX instruction is issued once and register-bank conflicts are "
                    "not modelled")
     return out
+
+
+@lru_cache(maxsize=4)
+def _spreads(key: str) -> dict | None:
+    """The shipped spread of measured / predicted time (``tools/static_intervals.py``)."""
+    folder = resources.files("kerncast.models") / "trained"
+    path = folder / f"static-errors-{key}.json"
+    if not path.is_file():
+        return None
+    return json.loads(path.read_text())
+
+
+def interval(seconds: float, bottleneck: str, device: str) -> dict[str, Any]:
+    """An 80% interval around a static prediction: the 10th and 90th percentiles of
+    measured / predicted time on the corpus launches of the same bottleneck, measured on
+    the same GPU (the H100's for another one). Empty where no spread is shipped."""
+    key = device.split("-")[0]
+    table = _spreads(key) or _spreads("h100")
+    if table is None or not np.isfinite(seconds):
+        return {}
+    spreads = table["by_bottleneck"]
+    entry = spreads.get(bottleneck) or spreads["all"]
+    which = f"a {bottleneck} bottleneck" if bottleneck in spreads else "any bottleneck"
+    return {"interval_80": [seconds * entry["ratio_p10"], seconds * entry["ratio_p90"]],
+            "interval_from": (f"static's measured / predicted time from x{entry['ratio_p10']:.2f}"
+                              f" to x{entry['ratio_p90']:.2f} on {entry['launches']} launches "
+                              f"of {entry['kernels']} corpus kernels with {which} "
+                              f"({table['dataset']})")}
