@@ -293,7 +293,7 @@ def unmet_needs(model: Predictor, data: Dataset, kernel: str) -> str | None:
 
 def predict_rows(model: Predictor, shown: Dataset) -> tuple[np.ndarray, list[Prediction] | None]:
     """Predicted seconds (and explanations where the model gives them) for ``shown``."""
-    if type(model).explain is not Predictor.explain:
+    if model.explains_rows:
         explained = model.explain(shown)
         if len(explained) != len(shown.times):
             raise ValueError(f"{model.name} explained {len(explained)} of {len(shown.times)} rows")

@@ -133,8 +133,18 @@ class Predictor(BaseEstimator):
         return out
 
     def explain(self, dataset: Dataset) -> list[Prediction]:
-        """A :class:`Prediction` per row; models without a breakdown give only seconds."""
+        """A :class:`Prediction` per row: :meth:`_one`'s for a model that predicts row by row;
+        models without a breakdown give only seconds."""
+        if type(self)._one is not Predictor._one:
+            self._check_fitted()
+            return [self._one(row) for row in dataset.times.to_dict("records")]
         return [Prediction(seconds=float(s), model=self.name) for s in self.predict(dataset)]
+
+    @property
+    def explains_rows(self) -> bool:
+        """Whether :meth:`explain` gives more than seconds (a breakdown, a bottleneck)."""
+        return type(self).explain is not Predictor.explain or \
+            type(self)._one is not Predictor._one
 
     def explain_launch(self, kernel: Any, launch: Any, inputs: LaunchInputs) -> Prediction:
         """Predict one launch of ``kernel`` (:class:`kerncast.Kernel`, :class:`kerncast.Launch`)
@@ -153,6 +163,14 @@ class Predictor(BaseEstimator):
         """Learn the model's state; the default learns nothing."""
 
     def _predict(self, dataset: Dataset) -> np.ndarray:
+        """The seconds of :meth:`explain` for a model that explains; others implement it."""
+        if self.explains_rows:
+            return np.array([p.seconds for p in self.explain(dataset)], dtype=float)
+        raise NotImplementedError
+
+    def _one(self, row: dict[str, Any]) -> Prediction:
+        """One row's prediction, for a model that predicts row by row (``explain`` and
+        ``predict`` then come from it)."""
         raise NotImplementedError
 
     def _check_fitted(self) -> None:

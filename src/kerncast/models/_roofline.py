@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 
 from kerncast.data import Dataset
 from kerncast.devices import get_device
@@ -60,9 +59,6 @@ class Roofline(Predictor):
     def __init__(self, *, work: str = "auto", launch_overhead_s: float = LAUNCH_OVERHEAD_H100_S):
         self.work = work
         self.launch_overhead_s = launch_overhead_s
-
-    def _predict(self, dataset: Dataset) -> np.ndarray:
-        return np.array([p.seconds for p in self.explain(dataset)], dtype=float)
 
     def explain(self, dataset: Dataset) -> list[Prediction]:
         """A bound per row with its compute, memory and launch parts."""

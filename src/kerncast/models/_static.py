@@ -18,7 +18,6 @@ import numpy as np
 
 from kerncast._errors import KerncastError
 from kerncast.core import Kernel
-from kerncast.data import Dataset
 from kerncast.models._base import LaunchInputs, Prediction, Predictor
 from kerncast.models._rows import corpus_launch
 from kerncast.models.registry import register
@@ -71,13 +70,6 @@ class StaticSimulator(Predictor):
         based_on.update(interval(res.seconds, res.bottleneck, str(res.based_on["device"])))
         return Prediction(res.seconds, self.name, breakdown=res.breakdown,
                           bottleneck=res.bottleneck, based_on=based_on)
-
-    def explain(self, dataset: Dataset) -> list[Prediction]:
-        self._check_fitted()
-        return [self._one(row) for row in dataset.times.to_dict("records")]
-
-    def _predict(self, dataset: Dataset) -> np.ndarray:
-        return np.array([p.seconds for p in self.explain(dataset)], dtype=float)
 
 
 def build_warnings(kernel: Kernel, based_on: dict, registers: int | None) -> list[str]:

@@ -154,7 +154,7 @@ def _shown(dataset: Dataset) -> Dataset:
 
 
 def _explained(model: Predictor, part: Dataset) -> tuple[np.ndarray, list[str]]:
-    if type(model).explain is not Predictor.explain:
+    if model.explains_rows:
         explained = model.explain(part)
         return (np.array([p.seconds for p in explained], dtype=float),
                 [p.bottleneck for p in explained])

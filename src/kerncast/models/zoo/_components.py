@@ -332,9 +332,6 @@ class CounterFormula(Predictor):
     def _row(self, counters: Mapping[str, Any] | None, m: Machine) -> Prediction:
         raise NotImplementedError
 
-    def _predict(self, dataset: Dataset) -> np.ndarray:
-        return np.array([p.seconds for p in self.explain(dataset)], dtype=float)
-
     def explain(self, dataset: Dataset) -> list[Prediction]:
         """Each row's prediction with the figures behind it (NaN: no counters of the row)."""
         self._check_fitted()

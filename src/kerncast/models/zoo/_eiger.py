@@ -284,9 +284,6 @@ class Eiger(Predictor):
         self.coef_, *_ = np.linalg.lstsq(design, y, rcond=None)
 
     # -- prediction -----------------------------------------------------------------------
-    def _predict(self, dataset: Dataset) -> np.ndarray:
-        return np.array([p.seconds for p in self.explain(dataset)], dtype=float)
-
     def explain(self, dataset: Dataset) -> list[Prediction]:
         """Seconds per row, with the selected terms and the metrics behind them."""
         self._check_fitted()

@@ -93,7 +93,6 @@ from typing import Any
 import numpy as np
 
 from kerncast._errors import InputError, KerncastError
-from kerncast.data import Dataset
 from kerncast.models._base import LaunchInputs, Prediction, Predictor
 from kerncast.models._rows import corpus_launch, tunables_of
 from kerncast.models.registry import register
@@ -701,14 +700,6 @@ class MwpCwp(Predictor):
     def __init__(self, *, launch: bool = True, seed: int = 0):
         self.launch = launch
         self.seed = seed
-
-    def _predict(self, dataset: Dataset) -> np.ndarray:
-        return np.array([p.seconds for p in self.explain(dataset)], dtype=float)
-
-    def explain(self, dataset: Dataset) -> list[Prediction]:
-        """Each row's time with its memory and compute parts and the case that applied."""
-        self._check_fitted()
-        return [self._one(row) for row in dataset.times.to_dict("records")]
 
     def _one(self, row: Mapping[str, Any]) -> Prediction:
         found = _row_parameters(row, self.seed)

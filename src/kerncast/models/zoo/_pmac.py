@@ -193,14 +193,6 @@ class Pmac(Predictor):
                             "bandwidth": work.bytes_global / seconds})
         return pd.DataFrame(records)
 
-    def _predict(self, dataset: Dataset) -> np.ndarray:
-        return np.array([p.seconds for p in self.explain(dataset)], dtype=float)
-
-    def explain(self, dataset: Dataset) -> list[Prediction]:
-        """The memory time per row, with the bandwidth and data size it used."""
-        self._check_fitted()
-        return [self._one(row) for row in dataset.times.to_dict("records")]
-
     def _one(self, row: Mapping[str, Any]) -> Prediction:
         try:
             work = launch_work(row, self.work)

@@ -69,10 +69,8 @@ from dataclasses import asdict, dataclass
 from functools import lru_cache
 from typing import Any
 
-import numpy as np
 
 from kerncast._errors import InputError
-from kerncast.data import Dataset
 from kerncast.devices import get_device, occupancy
 from kerncast.models._base import LaunchInputs, Prediction, Predictor
 from kerncast.models._rows import corpus_launch, tunables_of
@@ -250,14 +248,6 @@ class GpuPram(Predictor):
         self.work = work
         self.cpi = cpi
         self.launch_overhead_s = launch_overhead_s
-
-    def _predict(self, dataset: Dataset) -> np.ndarray:
-        return np.array([p.seconds for p in self.explain(dataset)], dtype=float)
-
-    def explain(self, dataset: Dataset) -> list[Prediction]:
-        """The predicted time per row with its compute, memory, latency and launch parts."""
-        self._check_fitted()
-        return [self._one(row) for row in dataset.times.to_dict("records")]
 
     def explain_launch(self, kernel: Any, launch: Any, inputs: LaunchInputs) -> Prediction:
         """A corpus launch (the work providers count corpus kernels only)."""

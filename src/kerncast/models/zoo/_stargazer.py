@@ -261,9 +261,6 @@ class Stargazer(Predictor):
         self.log_time_range_ = [float(y.min()), float(y.max())]
         self.n_train_ = len(y)
 
-    def _predict(self, dataset: Dataset) -> np.ndarray:
-        return np.array([p.seconds for p in self.explain(dataset)], dtype=float)
-
     def explain(self, dataset: Dataset) -> list[Prediction]:
         """Seconds per row, with the most influential parameters of the fitted model."""
         self._check_fitted()
