@@ -10,9 +10,9 @@ from rich.table import Table
 
 from kerncast._errors import InputError
 from kerncast.cli._app import app
-from kerncast.cli._output import console, print_json, writable_parent
+from kerncast.cli._output import console, print_json, status, writable_parent
 from kerncast.cli._predict import (DeviceOpt, JsonOpt, KernelArg, LangOpt, SizeOpt, _fmt,
-                                   _tunables, overlap_note)
+                                   _tunables, show_breakdown)
 from kerncast.cli._target import (ArgOpt, BlockOpt, CompilerOpt, DefineOpt, GridOpt, KernelOpt,
                                   OptionOpt, SmemOpt, parse_config, target_of)
 
@@ -59,8 +59,8 @@ def explain_cmd(
     dataset = _dataset(importance)
     target = target_of(kernel, entry=entry, grid=grid, block=block, smem=smem, args=arg,
                        compiler=compiler, options=option, defines=define, lang=lang)
-    with console.status("predicting", spinner="dots") if not as_json else _Quiet() as status:
-        report = getattr(status, "update", None)
+    with status("predicting", as_json) as spinner:
+        report = getattr(spinner, "update", None)
         if target.own:
             result = what_if(*target.instance(parse_config(config)), device=device, only=fix,
                              sm_count=sm_count, progress=report)
@@ -107,14 +107,7 @@ def _drivers(dataset, report) -> dict[str, list[tuple[str, float]]]:
 def _show(kernel: str, result, drivers: dict, plot: Path | None) -> None:
     console.print(f"[bold]{kernel}[/] on {result.device} (static): "
                   f"[bold]{_fmt(result.seconds)}[/], bottleneck: {result.bottleneck}")
-    parts = Table(title="where the time goes", title_justify="left")
-    parts.add_column("part")
-    parts.add_column("time", justify="right")
-    for part, value in result.breakdown.items():
-        parts.add_row(part, _fmt(value))
-    console.print(parts)
-    if overlap := overlap_note(result.breakdown, result.seconds):
-        console.print(overlap)
+    show_breakdown(result.breakdown, result.seconds)
     roof = result.roofline
     console.print(f"roofline: {roof['flops'] / 1e9:,.3g} GFLOP, {roof['dram_bytes'] / 1e9:,.3g} "
                   f"GB of DRAM traffic, {roof['intensity']:.3g} FLOP/byte; "
@@ -135,11 +128,3 @@ def _show(kernel: str, result, drivers: dict, plot: Path | None) -> None:
         console.print(table)
     if plot is not None:
         console.print(f"chart: {plot}")
-
-
-class _Quiet:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False

@@ -13,7 +13,7 @@ from rich.console import Console
 
 from kerncast._errors import InputError
 
-__all__ = ["console", "err_console", "print_json", "writable_dir", "writable_parent"]
+__all__ = ["console", "err_console", "print_json", "status", "writable_dir", "writable_parent"]
 
 #: piped output is read by programs and people alike: no table is cut to 80 columns
 _WIDE = 400
@@ -21,6 +21,13 @@ console = Console(highlight=False, soft_wrap=True,
                   width=None if sys.stdout.isatty() else _WIDE)
 err_console = Console(stderr=True, highlight=False, soft_wrap=True,
                       width=None if sys.stderr.isatty() else _WIDE)
+
+
+def status(text: str, quiet: bool) -> Any:
+    """A spinner saying ``text`` (its ``update`` reports progress), or none for ``--json``."""
+    from contextlib import nullcontext  # noqa: PLC0415
+
+    return nullcontext() if quiet else console.status(text, spinner="dots")
 
 
 def writable_dir(path: Path) -> Path:

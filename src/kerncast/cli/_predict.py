@@ -13,7 +13,7 @@ from rich.table import Table
 from kerncast._errors import InputError
 from kerncast.cli._app import app
 from kerncast.cli._fanout import AddressOpt, ExecutorOpt, WorkersOpt, executor_of
-from kerncast.cli._output import console, err_console, print_json, writable_parent
+from kerncast.cli._output import console, err_console, print_json, status, writable_parent
 from kerncast.cli._target import (ArgOpt, BlockOpt, CompilerOpt, DefineOpt, GridOpt, KernelOpt,
                                   OptionOpt, SmemOpt, parse_config, target_of)
 from kerncast.devices import get_device
@@ -82,8 +82,8 @@ def predict_cmd(
 
     target = target_of(kernel, entry=entry, grid=grid, block=block, smem=smem, args=arg,
                        compiler=compiler, options=option, defines=define, lang=lang)
-    with console.status("predicting", spinner="dots") if not as_json else _null() as status:
-        report = getattr(status, "update", None)
+    with status("predicting", as_json) as spinner:
+        report = getattr(spinner, "update", None)
         if target.own:
             source, launch = target.instance(parse_config(config))
             p = predict(source, launch, device=device, model=model, sm_count=sm_count,
@@ -98,14 +98,7 @@ def predict_cmd(
     console.print(f"[bold]{kernel}[/] on {p.based_on.get('device', device)} ({p.model}): "
                   f"[bold]{_fmt(p.seconds)}[/], bottleneck: {p.bottleneck}")
     if p.breakdown:
-        table = Table(title="where the time goes", title_justify="left")
-        table.add_column("part")
-        table.add_column("time", justify="right")
-        for part, value in p.breakdown.items():
-            table.add_row(part, _fmt(value))
-        console.print(table)
-        if overlap := overlap_note(p.breakdown, p.seconds):
-            console.print(overlap)
+        show_breakdown(p.breakdown, p.seconds)
     if p.based_on.get("interval_80"):
         low, high = p.based_on["interval_80"]
         console.print(f"80% interval: {_fmt(low)} to {_fmt(high)} ({p.based_on['interval_from']})")
@@ -126,6 +119,18 @@ def predict_cmd(
         err_console.print(f"warning: {p.based_on['warning']}")
 
 
+def show_breakdown(breakdown: dict[str, float], seconds: float) -> None:
+    """The parts of a predicted time as a table, and whether they overlap."""
+    table = Table(title="where the time goes", title_justify="left")
+    table.add_column("part")
+    table.add_column("time", justify="right")
+    for part, value in breakdown.items():
+        table.add_row(part, _fmt(value))
+    console.print(table)
+    if overlap := overlap_note(breakdown, seconds):
+        console.print(overlap)
+
+
 def overlap_note(breakdown: dict[str, float], seconds: float) -> str | None:
     """What the parts mean where they add up to more than the total: they overlap."""
     if sum(breakdown.values()) <= seconds * 1.001:
@@ -143,14 +148,6 @@ def _straggler_note(seconds: float, straggler: dict | None) -> str | None:
     return (f"note: one thread's loop runs {straggler['trips']:,} iterations (the longest range "
             f"in {straggler['offsets']}; the emulated blocks ran at most "
             f"{straggler['traced_trips']:,}) and takes {_fmt(straggler['seconds'])} alone")
-
-
-class _null:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 @app.command("sweep")

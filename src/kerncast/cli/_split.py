@@ -9,7 +9,7 @@ from rich.table import Table
 
 from kerncast._errors import InputError
 from kerncast.cli._app import app
-from kerncast.cli._output import console, print_json
+from kerncast.cli._output import console, print_json, status
 from kerncast.cli._predict import JsonOpt, KernelArg, LangOpt, SizeOpt, _fmt, _tunables
 from kerncast.cli._target import (ArgOpt, BlockOpt, CompilerOpt, DefineOpt, GridOpt, KernelOpt,
                                   OptionOpt, SmemOpt, parse_config, target_of)
@@ -62,9 +62,9 @@ def split_cmd(
                                          lang or "cuda")
     if len(names) < 2:
         raise InputError(f"--devices {devices!r}: give at least two, e.g. cupy,pocl")
-    with console.status("splitting", spinner="dots") if not as_json else _Quiet() as status:
+    with status("splitting", as_json) as spinner:
         result = split(source, launch, names, baselines=baselines,
-                       progress=getattr(status, "update", None))
+                       progress=getattr(spinner, "update", None))
     if as_json:
         print_json(result.to_dict())
         return
@@ -95,11 +95,3 @@ def _show(kernel: str, result) -> None:
             label = name if name != "oracle" else f"oracle ({result.oracle_fraction:.0%} on the first)"
             base.add_row(label, _fmt(seconds), f"{result.makespan_s / seconds:.2f}x")
         console.print(base)
-
-
-class _Quiet:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
+
+import pandas as pd
 
 from kerncast._errors import InputError
 from kerncast.corpus import CorpusKernel, LaunchConfig, get_kernel
 
-__all__ = ["corpus_launch", "tunables_of"]
+__all__ = ["corpus_launch", "per_row", "tunables_of"]
 
 
 def tunables_of(row: Mapping[str, Any]) -> dict[str, int]:
@@ -31,3 +33,18 @@ def corpus_launch(row: Mapping[str, Any]) -> tuple[CorpusKernel, LaunchConfig]:
     """The corpus kernel and launch configuration a ``times`` row measured."""
     kernel = get_kernel(str(row["kernel"]))
     return kernel, kernel.launch(str(row["size"]), tunables_of(row))
+
+
+def per_row(times: pd.DataFrame, record: Callable[[dict], dict],
+            errors: tuple[type[Exception], ...]) -> tuple[pd.DataFrame, list[str]]:
+    """``record(row)`` for every row of ``times`` (an empty record where it raises one of
+    ``errors``) as a frame on the same index, and the reason per row ("" where none)."""
+    records, reasons = [], []
+    for row in times.to_dict("records"):
+        try:
+            records.append(record(row))
+            reasons.append("")
+        except errors as exc:
+            records.append({})
+            reasons.append(str(exc))
+    return pd.DataFrame(records, index=times.index), reasons

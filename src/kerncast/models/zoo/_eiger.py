@@ -61,6 +61,7 @@ from kerncast._errors import InputError
 from kerncast.data import Dataset
 from kerncast.devices import get_device
 from kerncast.models._base import Prediction, Predictor
+from kerncast.models._rows import per_row
 from kerncast.models.registry import register
 from kerncast.models.work import WorkUnavailable
 from kerncast.models.zoo._pram import launch_work, pram_platform
@@ -227,15 +228,8 @@ class Eiger(Predictor):
     # -- step 1 ---------------------------------------------------------------------------
     def _table(self, times: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
         """Metrics per row (NaN rows where they cannot be had) and the reason per row."""
-        records, errors = [], []
-        for row in times.to_dict("records"):
-            try:
-                records.append(eiger_metrics(row, self.work))
-                errors.append("")
-            except (WorkUnavailable, InputError) as exc:
-                records.append({})
-                errors.append(str(exc))
-        return pd.DataFrame(records, index=times.index), errors
+        return per_row(times, lambda row: eiger_metrics(row, self.work),
+                       (WorkUnavailable, InputError))
 
     # -- steps 2 to 4 ---------------------------------------------------------------------
     def _fit(self, dataset: Dataset) -> None:

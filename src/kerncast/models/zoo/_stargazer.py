@@ -56,7 +56,7 @@ from kerncast._errors import InputError
 from kerncast.data import Dataset
 from kerncast.devices import get_device
 from kerncast.models._base import Prediction, Predictor
-from kerncast.models._rows import corpus_launch, tunables_of
+from kerncast.models._rows import corpus_launch, per_row, tunables_of
 from kerncast.models.registry import register
 
 __all__ = ["Stargazer", "bic", "launch_parameters", "rcs_basis", "rcs_knots"]
@@ -192,15 +192,7 @@ class Stargazer(Predictor):
         self.max_steps = max_steps
 
     def _parameters(self, times: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
-        records, errors = [], []
-        for row in times.to_dict("records"):
-            try:
-                records.append(launch_parameters(row, self.tunables_))
-                errors.append("")
-            except InputError as exc:
-                records.append({})
-                errors.append(str(exc))
-        return pd.DataFrame(records, index=times.index), errors
+        return per_row(times, lambda row: launch_parameters(row, self.tunables_), (InputError,))
 
     def _fit(self, dataset: Dataset) -> None:
         times = dataset.ok_times()
