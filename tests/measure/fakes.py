@@ -156,4 +156,6 @@ class FakeBackend(Backend):
 
     def describe(self):
         return {"device_name": "Fake GPU", "driver_version": "0.0-fake",
-                "runtime_version": "0.0", "backend": "fake", "tool_versions": {"fake": "1"}}
+                "runtime_version": "0.0", "backend": "fake",
+                "tool_versions": {"fake": "1",
+                                  "gpu": os.environ.get("CUDA_VISIBLE_DEVICES", "")}}

@@ -2,6 +2,9 @@
 
 from types import SimpleNamespace
 
+import pytest
+
+from kerncast import InputError
 from kerncast.corpus import get_kernel
 from kerncast.measure._ncu_child import _sampled
 from kerncast.measure._plan import SAMPLE_COUNTER_KS, done_keys, item_key, plan_units
@@ -100,3 +103,19 @@ def test_recorded_paid_samples_mark_the_paid_ladder_done_and_only_it():
     assert (ladder.experiment, paid.experiment, paid.table) == ("samples", "samples-paid", "samples")
     assert done(rungs) == [True, False]
     assert done(pd.concat([rungs, rungs.assign(l2_state="paid")])) == [True, True]
+
+
+def test_spread_configs_are_the_default_and_the_extremes_of_threads_per_block():
+    from kerncast.corpus import get_kernel
+    from kerncast.measure._plan import spread_configs
+
+    kernel = get_kernel("matmul_naive")
+    chosen = spread_configs(kernel, "medium")
+    threads = sorted(c.threads_per_block for c in kernel.launches("medium"))
+    assert chosen[0].label() == kernel.launch("medium").label()
+    assert [c.threads_per_block for c in chosen[1:]] == [threads[0], threads[-1]]
+    units, _ = plan_units([kernel], ["medium"], ["sm-sweep"], language="cuda",
+                          configs="spread", sm_counts=(16,), total_sms=132)
+    assert len(units[0].items) == 3
+    with pytest.raises(InputError, match="spread"):
+        plan_units([kernel], ["medium"], ["times"], language="cuda", configs="some")

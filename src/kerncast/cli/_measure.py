@@ -102,8 +102,9 @@ def _progress_bar(as_json: bool):
 
 def _campaign(device, backend, out, experiments, kernels, sizes, sm_counts, configs, deadline,
               workers, seed, item_timeout, retry_failed, corpus_root, flush_rows, budget,
-              as_json) -> None:
+              as_json, gpus=None, executor="pool", address=None) -> None:
     from kerncast.measure._campaign import Campaign  # noqa: PLC0415
+    from kerncast.measure._gpus import parse_gpus  # noqa: PLC0415
     from kerncast.measure._plan import DEFAULT_SM_COUNTS  # noqa: PLC0415
     from kerncast.measure._timing import TimingPolicy  # noqa: PLC0415
 
@@ -113,13 +114,19 @@ def _campaign(device, backend, out, experiments, kernels, sizes, sm_counts, conf
         counts = tuple(int(n) for n in (_split(sm_counts) or DEFAULT_SM_COUNTS))
     except ValueError:
         raise InputError("--sm-counts takes integers, e.g. --sm-counts 8,16,32") from None
+    if address is not None and executor != "ray":
+        raise InputError("--address names a Ray cluster; use it with --executor ray")
+    if executor not in ("pool", "ray"):
+        raise InputError(f"--executor {executor}: a campaign over GPUs runs on pool (one "
+                         "process per GPU) or ray")
     campaign = Campaign(out, device=device, backend=backend,
                         experiments=_split(experiments) or ["times"], kernels=_split(kernels),
                         sizes=_split(sizes), sm_counts=counts, configs=configs,
                         deadline_s=deadline, workers=workers, seed=seed,
                         item_timeout_s=item_timeout, retry_failed=retry_failed,
                         corpus_root=corpus_root, flush_rows=flush_rows,
-                        policy=TimingPolicy(budget_s=budget))
+                        policy=TimingPolicy(budget_s=budget), gpus=parse_gpus(gpus),
+                        executor=executor, address=address)
     progress, report = _progress_bar(as_json)
     if progress is not None:
         with progress:
@@ -166,7 +173,9 @@ def measure_cmd(
     sizes: Annotated[list[str] | None, typer.Option(help="Campaign: sizes (default all).")] = None,
     sm_counts: Annotated[list[str] | None, typer.Option(
         help="Campaign: SM counts of sm-sweep, energy-sweep and counters-sweep.")] = None,
-    configs: Annotated[str, typer.Option(help="Campaign: auto, all or default.")] = "auto",
+    configs: Annotated[str, typer.Option(
+        help="Campaign: auto, all, default, or spread (the default and the two configurations "
+             "farthest apart in threads per block).")] = "auto",
     deadline: Annotated[float | None, typer.Option(help="Campaign: stop starting work so that "
                                                         "all is written within S seconds.")] = None,
     workers: Annotated[int | None, typer.Option(help="Campaign: input-preparing processes.")] = None,
@@ -175,6 +184,14 @@ def measure_cmd(
                                                      "killed.")] = 120.0,
     retry_failed: Annotated[bool, typer.Option(help="Campaign: measure failed items again.")] = False,
     budget: Annotated[float, typer.Option(help="Campaign: timing budget per config, s.")] = 1.0,
+    gpus: Annotated[str | None, typer.Option(
+        help="Campaign: measure on these GPUs at once (all, or indices/UUIDs: 0,1), one "
+             "worker per GPU.")] = None,
+    executor: Annotated[str, typer.Option(
+        help="Campaign with --gpus: pool (a process per GPU) or ray (each GPU a Ray "
+             "resource).")] = "pool",
+    address: Annotated[str | None, typer.Option(
+        help="Campaign with --executor ray: the cluster's address (default a local one).")] = None,
     corpus_root: Annotated[str | None, typer.Option(hidden=True)] = None,
     flush_rows: Annotated[int, typer.Option(hidden=True)] = 50,
     entry: KernelOpt = None, grid: GridOpt = None, block: BlockOpt = None, smem: SmemOpt = 0,
@@ -190,11 +207,14 @@ def measure_cmd(
 
     Example: kerncast measure corpus --device h100 --out data/h100 --experiments times,samples
     --deadline 540
+
+    Example: kerncast measure corpus --device h100 --out data/h100 --experiments sm-sweep
+    --gpus all
     """
     if target == "corpus":
         _campaign(device, backend, out, experiments, kernels, sizes, sm_counts, configs,
                   deadline, workers, seed, item_timeout, retry_failed, corpus_root,
-                  flush_rows, budget, as_json)
+                  flush_rows, budget, as_json, gpus, executor, address)
     else:
         own = {"entry": entry, "grid": grid, "block": block, "smem": smem, "args": arg,
                "compiler": compiler, "options": option, "defines": define}

@@ -133,7 +133,8 @@ PROVENANCE = [
     _c("measured_at", "time", "when the measurement ended, ISO 8601 UTC", provenance=True),
     _c("kerncast_version", "str", "kerncast version that measured", provenance=True),
     _c("tool_versions", "json", "versions of python, numpy, cupy, cuda-bindings, pyopencl, "
-       "ncu, nvrtc ... that were used", provenance=True),
+       "ncu, nvrtc ... that were used (and gpu_pci_bus_id: which GPU of the machine)",
+       provenance=True),
     _c("hostname", "str", "machine that measured", provenance=True),
     _c("seed", "int", "seed of the input generator", provenance=True),
 ]

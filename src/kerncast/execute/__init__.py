@@ -9,8 +9,8 @@ process pool, or on a Ray cluster, chosen by name from one registry.
 
 from kerncast.execute._executors import (
     EXECUTORS, Executor, Failed, PoolExecutor, RayExecutor, SerialExecutor, get_executor,
-    register_executor,
+    pin_gpu, register_executor,
 )
 
 __all__ = ["EXECUTORS", "Executor", "Failed", "PoolExecutor", "RayExecutor", "SerialExecutor",
-           "get_executor", "register_executor"]
+           "get_executor", "pin_gpu", "register_executor"]

@@ -15,6 +15,11 @@ pool       a local process pool (``workers``, default every core); processes are
 ray        tasks on a Ray cluster (``address``, default a local one started on demand with
            ``workers`` CPUs); each task is retried once by Ray if its worker dies
 =========  ===============================================================================
+
+Given ``gpus`` (device indices or UUIDs), an executor runs one worker per GPU, each pinned
+to its device: a pool worker takes one GPU as it starts (``CUDA_VISIBLE_DEVICES``, with
+``CUDA_DEVICE_ORDER=PCI_BUS_ID`` so that an index means the same GPU to CUDA and to NVML);
+on Ray each GPU is a resource and each task asks for one, so Ray pins the worker.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from typing import Any, Protocol
 from kerncast._errors import InputError, ToolchainError
 
 __all__ = ["EXECUTORS", "Executor", "Failed", "PoolExecutor", "RayExecutor", "SerialExecutor",
-           "get_executor", "register_executor"]
+           "get_executor", "pin_gpu", "register_executor"]
 
 
 @dataclass(frozen=True)
@@ -45,6 +50,7 @@ class Executor(Protocol):
 
     name: str
     workers: int
+    gpus: tuple[str, ...]
 
     def map(self, fn: Callable[[Any, Any], Any], items: Sequence[Any], shared: Any = None
             ) -> Iterator[tuple[int, Any]]: ...
@@ -59,16 +65,31 @@ class SerialExecutor:
 
     name = "serial"
 
-    def __init__(self, workers: int | None = None, **_: Any):
+    def __init__(self, workers: int | None = None, gpus: Sequence[str] | None = None,
+                 **_: Any):
         self.workers = 1
+        self.gpus = tuple(gpus or ())[:1]
 
     def map(self, fn: Callable[[Any, Any], Any], items: Sequence[Any], shared: Any = None
             ) -> Iterator[tuple[int, Any]]:
+        if self.gpus:
+            pin_gpu(self.gpus[0])
+        yield from self._map(fn, items, shared)
+
+    def _map(self, fn: Callable[[Any, Any], Any], items: Sequence[Any], shared: Any
+             ) -> Iterator[tuple[int, Any]]:
         for index, item in enumerate(items):
             try:
                 yield index, fn(shared, item)
             except Exception as exc:  # noqa: BLE001 (an item's failure is a row)
                 yield index, _error(exc)
+
+
+def pin_gpu(gpu: str) -> None:
+    """Make ``gpu`` (an index in PCI bus order, or a UUID) the only GPU this process and
+    its children see; call it before anything starts CUDA."""
+    os.environ["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"
+    os.environ["CUDA_VISIBLE_DEVICES"] = str(gpu)
 
 
 def _cores() -> int:
@@ -81,12 +102,18 @@ class PoolExecutor:
 
     name = "pool"
 
-    def __init__(self, workers: int | None = None, **_: Any):
-        self.workers = max(1, int(workers or _cores()))
+    def __init__(self, workers: int | None = None, gpus: Sequence[str] | None = None,
+                 **_: Any):
+        self.gpus = tuple(str(g) for g in gpus or ())
+        self.workers = len(self.gpus) if self.gpus else max(1, int(workers or _cores()))
 
     def _pool(self, shared: Any, workers: int) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(workers, mp_context=get_context("spawn"),
-                                   initializer=_keep, initargs=(shared,))
+        context = get_context("spawn")
+        free = context.Queue()
+        for gpu in self.gpus[:workers]:
+            free.put(gpu)
+        return ProcessPoolExecutor(workers, mp_context=context, initializer=_keep,
+                                   initargs=(shared, free if self.gpus else None))
 
     def map(self, fn: Callable[[Any, Any], Any], items: Sequence[Any], shared: Any = None
             ) -> Iterator[tuple[int, Any]]:
@@ -124,8 +151,10 @@ class PoolExecutor:
 _SHARED: list[Any] = [None]  # what a pool worker's items share (set as it starts)
 
 
-def _keep(shared: Any) -> None:
+def _keep(shared: Any, free_gpus: Any = None) -> None:
     _SHARED[0] = shared
+    if free_gpus is not None:
+        pin_gpu(free_gpus.get(timeout=60))
 
 
 def _call(fn: Callable[[Any, Any], Any], item: Any) -> Any:
@@ -133,6 +162,12 @@ def _call(fn: Callable[[Any, Any], Any], item: Any) -> Any:
 
 
 def _apply(fn: Callable[[Any, Any], Any], shared: Any, item: Any) -> Any:
+    return fn(shared, item)
+
+
+def _apply_pinned(fn: Callable[[Any, Any], Any], shared: Any, item: Any) -> Any:
+    """On a Ray worker that Ray gave one GPU: keep the PCI bus order for the children."""
+    os.environ["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"
     return fn(shared, item)
 
 
@@ -150,24 +185,34 @@ class RayExecutor:
 
     name = "ray"
 
-    def __init__(self, workers: int | None = None, address: str | None = None, **_: Any):
+    def __init__(self, workers: int | None = None, address: str | None = None,
+                 gpus: Sequence[str] | None = None, **_: Any):
         try:
             import ray  # noqa: PLC0415 (an optional dependency)
         except ImportError:
             raise ToolchainError("Ray is not installed: pip install 'kerncast[ray]' (or "
                                  "choose --executor pool)") from None
         self._ray = ray
+        self.gpus = tuple(str(g) for g in gpus or ())
         if not ray.is_initialized():
             options: dict[str, Any] = {"address": address} if address else \
-                {"num_cpus": int(workers or _cores())}
+                {"num_cpus": max(int(workers or _cores()), len(self.gpus))}
+            if self.gpus and not address:
+                pin_gpu(",".join(self.gpus))  # the local cluster's GPUs are these
+                options["num_gpus"] = len(self.gpus)
             ray.init(include_dashboard=False, log_to_driver=False,
                      ignore_reinit_error=True, **options)
-        self.workers = int(workers or ray.cluster_resources().get("CPU", 1))
+        if self.gpus and ray.cluster_resources().get("GPU", 0) < 1:
+            raise InputError("the Ray cluster has no GPU resources; start its nodes with "
+                             "--num-gpus, or leave --gpus out")
+        self.workers = len(self.gpus) if self.gpus else \
+            int(workers or ray.cluster_resources().get("CPU", 1))
 
     def map(self, fn: Callable[[Any, Any], Any], items: Sequence[Any], shared: Any = None
             ) -> Iterator[tuple[int, Any]]:
         ray = self._ray
-        task = ray.remote(max_retries=1, num_cpus=1)(_apply)
+        task = ray.remote(max_retries=1, num_cpus=1, num_gpus=1 if self.gpus else 0)(
+            _apply_pinned if self.gpus else _apply)
         common = ray.put(shared)  # stored once; each task reads it from the object store
         refs = {task.remote(fn, common, item): index for index, item in enumerate(items)}
         while refs:
@@ -185,7 +230,7 @@ EXECUTORS: dict[str, Callable[..., Executor]] = {}
 
 
 def register_executor(name: str, factory: Callable[..., Executor]) -> None:
-    """Make ``factory(workers=, address=)`` the executor called ``name``."""
+    """Make ``factory(workers=, address=, gpus=)`` the executor called ``name``."""
     EXECUTORS[name] = factory
 
 
@@ -195,8 +240,9 @@ for _name, _factory in (("serial", SerialExecutor), ("pool", PoolExecutor),
 
 
 def get_executor(name: str = "serial", *, workers: int | None = None,
-                 address: str | None = None) -> Executor:
-    """The executor ``name`` with ``workers`` (and a Ray cluster's ``address``)."""
+                 address: str | None = None, gpus: Sequence[str] | None = None) -> Executor:
+    """The executor ``name`` with ``workers`` (and a Ray cluster's ``address``); with
+    ``gpus``, one worker per GPU, pinned to it."""
     factory = EXECUTORS.get(name)
     if factory is None:
         raise InputError(f"unknown executor {name!r}; choose one of {', '.join(EXECUTORS)}")
@@ -204,4 +250,7 @@ def get_executor(name: str = "serial", *, workers: int | None = None,
         raise InputError(f"--workers {workers}: give 1 or more")
     if address is not None and name != "ray":
         raise InputError("--address names a Ray cluster; use it with --executor ray")
-    return factory(workers=workers, address=address)
+    if gpus is not None and name == "serial" and len(gpus) > 1:
+        raise InputError(f"--executor serial runs on one GPU, not {len(gpus)}; choose "
+                         "--executor pool (one process per GPU) or ray")
+    return factory(workers=workers, address=address, gpus=gpus)

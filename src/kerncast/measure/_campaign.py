@@ -156,11 +156,18 @@ class Campaign:
         Kernel names (default: the whole corpus) and sizes (default: all).
     configs
         ``auto`` (all configurations for times/counters/samples, the default one for
-        energy/sm-sweep), ``all`` or ``default``.
+        energy/sm-sweep), ``all``, ``default`` or ``spread`` (the default and the two
+        configurations farthest apart in threads per block).
     deadline_s
         Seconds this run may take; no new work starts when too little is left.
     workers
         Processes preparing inputs ahead (default: up to 4 on GPUs, 0 on PoCL).
+    log
+        Append this run to ``campaign.json`` (a campaign over several GPUs logs once, for
+        all its workers).
+    gpus, executor, address
+        GPU indices or UUIDs to measure on at once, one worker per GPU on the executor
+        ``pool`` or ``ray`` (a Ray cluster's ``address``); see :mod:`kerncast.measure._gpus`.
     """
 
     def __init__(self, out: str | Path, *, device: str | None, backend: str = "cupy",
@@ -171,8 +178,20 @@ class Campaign:
                  item_timeout_s: float = 120.0, retry_failed: bool = False,
                  corpus_root: str | Path | None = None, policy: TimingPolicy | None = None,
                  flush_rows: int = 50, flush_s: float = 30.0, ncu_batch: int = 24,
-                 compact: bool = True, language: str | None = None):
+                 compact: bool = True, language: str | None = None, log: bool = True,
+                 gpus: tuple[str, ...] | list[str] = (), executor: str = "pool",
+                 address: str | None = None):
+        self._options = {
+            "out": str(out), "device": device, "backend": backend,
+            "experiments": list(experiments), "sizes": sizes, "sm_counts": tuple(sm_counts),
+            "configs": configs, "workers": workers, "seed": seed,
+            "item_timeout_s": item_timeout_s, "retry_failed": retry_failed,
+            "corpus_root": str(corpus_root) if corpus_root else None, "policy": policy,
+            "flush_rows": flush_rows, "flush_s": flush_s, "ncu_batch": ncu_batch,
+            "language": language}
         self.out = Path(out)
+        self.log = log
+        self.gpus, self.executor, self.address = tuple(gpus), executor, address
         self.backend = backend
         self.experiments = list(dict.fromkeys(experiments))
         self.corpus_root = Path(corpus_root) if corpus_root else None
@@ -221,7 +240,7 @@ class Campaign:
                              f"(it runs {', '.join(sorted(self.kind.experiments or ()))}); use "
                              "--backend cupy on an NVIDIA GPU")
 
-    def _check_tools(self) -> None:
+    def check_tools(self) -> None:
         if any(e in PROFILED for e in self.experiments):
             from kerncast.measure._provenance import ncu_path  # noqa: PLC0415
 
@@ -234,6 +253,18 @@ class Campaign:
             if try_nvml() is None:
                 raise ToolchainError("the energy experiment needs NVML (pip install "
                                      "nvidia-ml-py) and an NVIDIA driver")
+
+    def check_device(self) -> None:
+        """Refuse at once, before any item, a GPU that is not the one asked for (NVML's
+        name for the first GPU this process sees; skipped where NVML is missing)."""
+        if self.kind is None or self.kind.monitor != "nvml" or self.device_arg is None:
+            return
+        from kerncast.measure._cuda_common import resolve_device_key  # noqa: PLC0415
+        from kerncast.measure._nvml import try_nvml  # noqa: PLC0415
+
+        nvml = try_nvml()
+        if nvml is not None:
+            resolve_device_key(nvml.name(), self.device_arg)
 
     def kernels(self):
         if self.kernel_names:
@@ -270,22 +301,16 @@ class Campaign:
     # -- running --------------------------------------------------------------------------
     def run(self, progress: Callable[[int, int, str], None] | None = None) -> CampaignResult:
         """Measure what is not recorded yet; ``progress(done, total, what)`` reports."""
-        self._check_tools()
+        if self.gpus:
+            from kerncast.measure._gpus import run_on_gpus  # noqa: PLC0415
+
+            return run_on_gpus(self, self.gpus, self.executor, self.address, progress)
+        self.check_tools()
+        self.check_device()
         units, notes, planned = self.pending()
-        self._t0 = time.monotonic()
-        self._stop_new, self._hard = self._deadlines()
-        self._progress = progress or (lambda done, total, what: None)
-        self._total = sum(len(u.items) for u in units)
-        self._done = 0
-        self._pending_rows: dict[str, list[dict]] = {}
-        self._last_flush = time.monotonic()
-        self._rows, self._statuses = Counter(), Counter()
+        self.begin(sum(len(u.items) for u in units), progress)
         self._items = {i.id: i for u in units for i in u.items}
-        self._describe: dict[str, Any] = {}
-        self._deadline_hit = False
-        self._monitor = self._make_monitor()
-        self.out.mkdir(parents=True, exist_ok=True)
-        self._log_session("started", planned=planned, pending=self._total)
+        self.log_session("started", planned=planned, pending=self._total)
         prep_root = Path(tempfile.mkdtemp(prefix="kerncast-prep-", dir=scratch_dir()))
         pool = self._pool()
         interrupted = False
@@ -309,8 +334,37 @@ class Campaign:
 
             compact(self.out)
             result.compacted = True
-        self._log_session("ended", result=result.to_dict())
+        self.log_session("ended", result=result.to_dict())
         return result
+
+    def begin(self, total: int, progress: Callable[[int, int, str], None] | None = None
+              ) -> None:
+        """Start counting a run of ``total`` items (rows are accepted from here on)."""
+        self._t0 = time.monotonic()
+        self._stop_new, self._hard = self._deadlines()
+        self._progress = progress or (lambda done, total, what: None)
+        self._total, self._done = total, 0
+        self._pending_rows: dict[str, list[dict]] = {}
+        self._last_flush = time.monotonic()
+        self._rows: Counter[str] = Counter()
+        self._statuses: Counter[str] = Counter()
+        self._describe: dict[str, Any] = {}
+        self._deadline_hit = False
+        self._monitor = self._make_monitor()
+        self.out.mkdir(parents=True, exist_ok=True)
+
+    def options(self) -> dict[str, Any]:
+        """The arguments that make this campaign again (without kernels, deadline and
+        GPUs): what each GPU's worker builds its own from."""
+        return dict(self._options)
+
+    def counts(self) -> tuple[dict[str, int], dict[str, int]]:
+        """Rows per table and per status that this run recorded itself."""
+        return dict(self._rows), dict(self._statuses)
+
+    def flush(self) -> None:
+        """Write every accepted row now."""
+        self._flush(force=True)
 
     def _deadlines(self) -> tuple[float | None, float | None]:
         if not self.deadline_s:
@@ -513,7 +567,9 @@ class Campaign:
 
         run_counters(self, items, prep_dir)
 
-    def _log_session(self, event: str, **info: Any) -> None:
+    def log_session(self, event: str, **info: Any) -> None:
+        if not self.log:
+            return
         from kerncast.measure._provenance import utc_now  # noqa: PLC0415
 
         path = self.out / "campaign.json"

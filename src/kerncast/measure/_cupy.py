@@ -333,7 +333,8 @@ class CupyBackend(PaidTiming, Backend):
         rt = self._cp.cuda.runtime
         version = int(rt.driverGetVersion())
         nvml = try_nvml(self.pci_bus_id)
-        tools = {"cupy": self._cp.__version__, "cuda_runtime": str(rt.runtimeGetVersion())}
+        tools = {"cupy": self._cp.__version__, "cuda_runtime": str(rt.runtimeGetVersion()),
+                 "gpu_pci_bus_id": self.pci_bus_id or ""}
         try:
             major, minor = self._cp.cuda.nvrtc.getVersion()
             tools["nvrtc"] = f"{major}.{minor}"

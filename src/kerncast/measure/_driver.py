@@ -174,6 +174,7 @@ class DriverBackend(PaidTiming, Backend):
         raw = call("cuDeviceGetName", 256, self._dev)
         self.device_name = (raw.decode() if isinstance(raw, bytes) else str(raw)).split("\0")[0].strip()
         self.device_key = resolve_device_key(self.device_name, device)
+        self.pci_bus_id = self._bus_id()
         attr = cu.CUdevice_attribute
         self._total_sms = call("cuDeviceGetAttribute",
                                attr.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, self._dev)
@@ -392,18 +393,28 @@ class DriverBackend(PaidTiming, Backend):
         self._call("cuEventSynchronize", self._stop)
         return float(self._call("cuEventElapsedTime", self._start, self._stop)) * 1e-3
 
+    def _bus_id(self) -> str | None:
+        """The GPU's PCI bus id, so that NVML reads this GPU (None if the driver says no)."""
+        try:
+            raw = self._call("cuDeviceGetPCIBusId", 32, self._dev)
+        except (DriverError, RuntimeError, TypeError, AttributeError):
+            return None
+        text = raw.decode() if isinstance(raw, bytes) else str(raw)
+        return text.split("\0")[0].strip() or None
+
     def describe(self) -> dict[str, Any]:
         from kerncast.measure._nvml import try_nvml  # noqa: PLC0415
         from kerncast.measure._nvrtc import nvrtc_version  # noqa: PLC0415
 
         version = int(self._call("cuDriverGetVersion"))
-        nvml = try_nvml()
+        nvml = try_nvml(self.pci_bus_id)
         return {"device_name": self.device_name,
                 "driver_version": nvml.driver_version() if nvml else str(version),
                 "runtime_version": f"{version // 1000}.{version % 1000 // 10}",
                 "backend": self.name,
                 "tool_versions": {"nvrtc": nvrtc_version(),
-                                  "green_context": str(self.green is not None)}}
+                                  "green_context": str(self.green is not None),
+                                  "gpu_pci_bus_id": self.pci_bus_id or ""}}
 
     def close(self) -> None:
         try:

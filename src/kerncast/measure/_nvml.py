@@ -10,14 +10,15 @@ with power readings taken alongside as a cross-check.
 from __future__ import annotations
 
 import math
+import os
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
-from kerncast._errors import ToolchainError
+from kerncast._errors import InputError, ToolchainError
 
-__all__ = ["Nvml", "NvmlEnergyObserver", "try_nvml"]
+__all__ = ["Nvml", "NvmlEnergyObserver", "gpu_count", "gpu_name", "try_nvml"]
 
 
 def _import_pynvml():
@@ -58,7 +59,23 @@ class Nvml:
                 handle = nv.nvmlDeviceGetHandleByPciBusId(pci_bus_id)
             except nv.NVMLError:
                 handle = None
-        self.handle = handle if handle is not None else nv.nvmlDeviceGetHandleByIndex(index)
+        self.handle = handle if handle is not None else self._visible(nv, index)
+
+    @staticmethod
+    def _visible(nv: Any, index: int) -> Any:
+        """The handle of CUDA's device ``index``: the GPU that ``CUDA_VISIBLE_DEVICES``
+        names at that place (a UUID, or an index in PCI bus order, which is NVML's)."""
+        visible = [v.strip() for v in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")
+                   if v.strip()]
+        if index < len(visible):
+            named = visible[index]
+            try:
+                if named.startswith(("GPU-", "MIG-")):
+                    return nv.nvmlDeviceGetHandleByUUID(named)
+                return nv.nvmlDeviceGetHandleByIndex(int(named))
+            except (nv.NVMLError, ValueError):
+                pass
+        return nv.nvmlDeviceGetHandleByIndex(index)
 
     def clocks(self) -> tuple[float, float]:
         """(SM clock, memory clock) in MHz, as the GPU runs now."""
@@ -94,6 +111,36 @@ def try_nvml(pci_bus_id: str | None = None) -> Nvml | None:
         return Nvml(pci_bus_id=pci_bus_id)
     except Exception:  # noqa: BLE001 (no NVML: provenance falls back)
         return None
+
+
+def gpu_count() -> int | None:
+    """How many GPUs NVML sees (``None`` where NVML cannot be used)."""
+    nvml = try_nvml()
+    if nvml is None:
+        return None
+    return int(nvml._nv.nvmlDeviceGetCount())
+
+
+def gpu_name(gpu: str) -> str | None:
+    """The name of ``gpu`` (an index in PCI bus order, or a UUID); ``None`` where NVML
+    cannot be used.
+
+    Raises
+    ------
+    InputError
+        When NVML has no such GPU.
+    """
+    nvml = try_nvml()
+    if nvml is None:
+        return None
+    nv = nvml._nv
+    try:
+        handle = nv.nvmlDeviceGetHandleByUUID(gpu) if gpu.startswith(("GPU-", "MIG-")) \
+            else nv.nvmlDeviceGetHandleByIndex(int(gpu))
+    except (nv.NVMLError, ValueError):
+        raise InputError(f"--gpus: there is no GPU {gpu} here ({nv.nvmlDeviceGetCount()} "
+                         "GPUs; nvidia-smi -L lists them)") from None
+    return _text(nv.nvmlDeviceGetName(handle))
 
 
 class _PowerSampler(threading.Thread):

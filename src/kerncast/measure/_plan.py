@@ -88,10 +88,31 @@ class Unit:
         return list(seen.values())
 
 
+CONFIG_MODES = ("auto", "all", "default", "spread")
+
+
 def _configs(kernel: CorpusKernel, size: str, mode: str) -> list[LaunchConfig]:
     if mode == "default":
         return [kernel.launch(size)]
+    if mode == "spread":
+        return spread_configs(kernel, size)
     return kernel.launches(size)
+
+
+def spread_configs(kernel: CorpusKernel, size: str) -> list[LaunchConfig]:
+    """The default configuration and the two others farthest apart from each other in
+    threads per block (then in the tunables' values): three launches of one kernel
+    that use the GPU differently, for sweeps that cannot afford every configuration."""
+    default = kernel.launch(size)
+    others = [c for c in kernel.launches(size) if c.label() != default.label()]
+    if not others:
+        return [default]
+
+    def order(config: LaunchConfig) -> tuple:
+        return (config.threads_per_block, sorted(config.tunables.items()))
+
+    low, high = min(others, key=order), max(others, key=order)
+    return [default, low] + ([high] if high.label() != low.label() else [])
 
 
 def item_key(item: Item, device: str) -> tuple:
@@ -161,8 +182,8 @@ def plan_units(kernels: list[CorpusKernel], sizes: list[str], experiments: list[
     if unknown:
         raise InputError(f"unknown experiment(s) {', '.join(unknown)}; choose from "
                          f"{', '.join(EXPERIMENTS)}")
-    if configs not in ("auto", "all", "default"):
-        raise InputError(f"--configs {configs!r}: choose auto, all or default")
+    if configs not in CONFIG_MODES:
+        raise InputError(f"--configs {configs!r}: choose {', '.join(CONFIG_MODES)}")
     order = [e for e in EXPERIMENTS if e in experiments]
     units, notes, next_id = [], [], 0
     counts = sorted({int(n) for n in sm_counts if 0 < int(n) < (total_sms or 1 << 30)})

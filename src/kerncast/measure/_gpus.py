@@ -1,0 +1,174 @@
+"""A campaign over several GPUs of one machine: one worker per GPU, each pinned to it.
+
+The pending items are grouped by kernel into shards of about equal estimated cost (a
+size's weight times the slowdown of a reduced SM count), a few shards per GPU so that
+the GPUs finish together; the shards run on a :mod:`kerncast.execute` executor with
+one worker per GPU (``pool``: processes pinned through ``CUDA_VISIBLE_DEVICES``; ``ray``:
+each GPU a Ray resource). Each shard is an ordinary campaign over its kernels, in its
+own measuring child, writing its own part files into the one dataset directory, so a
+shard's rows are exactly what one GPU would record, and a kill loses at most the items
+in flight. A shard whose worker died is retried once by the executor; its items still
+missing afterwards become failure rows. Every GPU is checked against ``--device``
+before anything runs.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from kerncast._errors import InputError, ToolchainError
+from kerncast.measure._plan import Item, Unit
+
+if TYPE_CHECKING:
+    from kerncast.measure._campaign import Campaign, CampaignResult
+
+__all__ = ["SHARDS_PER_GPU", "parse_gpus", "run_on_gpus", "shards_of"]
+
+SHARDS_PER_GPU = 4
+SIZE_WEIGHT = {"small": 1.0, "medium": 3.0, "large": 20.0}
+
+
+def parse_gpus(spec: str | Sequence[str] | None) -> tuple[str, ...]:
+    """``all``, or GPU indices / UUIDs separated by commas, as a tuple of names."""
+    if spec is None:
+        return ()
+    names = [s.strip() for s in (spec.split(",") if isinstance(spec, str) else spec)]
+    names = [n for n in names if n]
+    if names == ["all"]:
+        from kerncast.measure._nvml import gpu_count  # noqa: PLC0415
+
+        count = gpu_count()
+        if count is None:
+            raise ToolchainError("--gpus all needs NVML to count the GPUs (pip install "
+                                 "nvidia-ml-py); or list them: --gpus 0,1")
+        return tuple(str(i) for i in range(count))
+    bad = [n for n in names if not (n.isdigit() or n.startswith(("GPU-", "MIG-")))]
+    if bad or not names:
+        raise InputError(f"--gpus {','.join(names) or spec!r}: give 'all', or GPU indices "
+                         "(0,1) or UUIDs (GPU-...) separated by commas")
+    if len(set(names)) != len(names):
+        raise InputError(f"--gpus {','.join(names)} names a GPU twice; list each once")
+    return tuple(names)
+
+
+def item_cost(item: Item, total_sms: int) -> float:
+    """A rough relative cost: a size's weight, times the slowdown of fewer SMs."""
+    slowdown = total_sms / item.sm_count if item.sm_count else 1.0
+    return SIZE_WEIGHT.get(item.size, 3.0) * slowdown
+
+
+def shards_of(units: list[Unit], gpus: int, total_sms: int,
+              per_gpu: int = SHARDS_PER_GPU) -> list[list[str]]:
+    """Kernel names in shards of about equal cost (longest first into the lightest
+    shard), the costliest shard first."""
+    cost: dict[str, float] = defaultdict(float)
+    for unit in units:
+        cost[unit.kernel.name] += sum(item_cost(i, total_sms) for i in unit.items)
+    count = max(1, min(len(cost), per_gpu * gpus))
+    shards: list[list[str]] = [[] for _ in range(count)]
+    loads = [0.0] * count
+    for name in sorted(cost, key=lambda n: (-cost[n], n)):
+        lightest = loads.index(min(loads))
+        shards[lightest].append(name)
+        loads[lightest] += cost[name]
+    order = sorted(range(count), key=lambda i: -loads[i])
+    return [sorted(shards[i]) for i in order if shards[i]]
+
+
+def _measure_shard(shared: dict[str, Any], kernels: list[str]) -> dict[str, Any]:
+    """One shard, in a worker pinned to its GPU: a campaign over ``kernels``."""
+    from kerncast.measure._campaign import Campaign  # noqa: PLC0415
+
+    gpu = os.environ.get("CUDA_VISIBLE_DEVICES", "")
+    end_at = shared["end_at"]
+    left = None if end_at is None else end_at - time.time()
+    if left is not None and left < 15:
+        return {"gpu": gpu, "kernels": kernels, "measured": 0, "skipped": True}
+    campaign = Campaign(**shared["options"], kernels=kernels, deadline_s=left, compact=False,
+                        log=False)
+    result = campaign.run()
+    return {**result.to_dict(), "gpu": gpu, "kernels": kernels, "skipped": False}
+
+
+def _check_gpus(campaign: Campaign, gpus: Sequence[str]) -> None:
+    """Every GPU must be the ``--device`` (by NVML's name; skipped without NVML)."""
+    if campaign.kind is None or campaign.kind.monitor != "nvml" or campaign.device_arg is None:
+        return
+    from kerncast.measure._cuda_common import resolve_device_key  # noqa: PLC0415
+    from kerncast.measure._nvml import gpu_name  # noqa: PLC0415
+
+    for gpu in gpus:
+        name = gpu_name(gpu)
+        if name is None:
+            continue
+        try:
+            resolve_device_key(name, campaign.device_arg)
+        except InputError as exc:
+            raise InputError(f"GPU {gpu}: {exc}") from None
+
+
+def run_on_gpus(campaign: Campaign, gpus: Sequence[str], executor: str = "pool",
+                address: str | None = None,
+                progress: Callable[[int, int, str], None] | None = None) -> CampaignResult:
+    """Run ``campaign`` over ``gpus`` (see the module); one result for all of them."""
+    from kerncast.execute import Failed, get_executor  # noqa: PLC0415
+    from kerncast.measure._campaign import CampaignResult  # noqa: PLC0415
+
+    campaign.check_tools()
+    _check_gpus(campaign, gpus)
+    units, notes, planned = campaign.pending()
+    total = sum(len(u.items) for u in units)
+    shards = shards_of(units, len(gpus), campaign.total_sms)
+    run = get_executor(executor, gpus=list(gpus), address=address)
+    started, report = time.monotonic(), progress or (lambda done, total, what: None)
+    campaign.begin(total, report)
+    campaign.log_session("started", planned=planned, pending=total, gpus=list(gpus),
+                         executor=executor, shards=len(shards))
+    end_at = None if not campaign.deadline_s else time.time() + campaign.deadline_s
+    shared = {"options": campaign.options(), "end_at": end_at}
+    done, rows, statuses, stopped, per_gpu = 0, defaultdict(int), defaultdict(int), False, {}
+    for index, outcome in run.map(_measure_shard, shards, shared):
+        if isinstance(outcome, Failed):
+            _record_failed(campaign, shards[index], outcome.error)
+            continue
+        done += outcome["measured"]
+        stopped |= bool(outcome.get("stopped_by_deadline") or outcome["skipped"])
+        for table, n in outcome.get("rows", {}).items():
+            rows[table] += n
+        for status, n in outcome.get("statuses", {}).items():
+            statuses[status] += n
+        gpu = per_gpu.setdefault(outcome["gpu"], {"items": 0, "shards": 0})
+        gpu["items"] += outcome["measured"]
+        gpu["shards"] += 1
+        report(done, total, f"GPU {outcome['gpu']}: {', '.join(shards[index])}")
+    mine, my_statuses = campaign.counts()  # the failure rows written here
+    for table, n in mine.items():
+        rows[table] += n
+    for status, n in my_statuses.items():
+        statuses[status] += n
+    remaining = sum(len(u.items) for u in campaign.pending()[0])
+    notes = [*notes, *(f"GPU {g}: {v['items']} items in {v['shards']} shards"
+                       for g, v in sorted(per_gpu.items()))]
+    result = CampaignResult(str(campaign.out), planned, total - remaining, remaining,
+                            dict(rows), dict(statuses), stopped and remaining > 0, False,
+                            False, time.monotonic() - started, notes)
+    if remaining == 0 and campaign.compact:
+        from kerncast.data import compact  # noqa: PLC0415
+
+        compact(campaign.out)
+        result.compacted = True
+    campaign.log_session("ended", result=result.to_dict())
+    return result
+
+
+def _record_failed(campaign: Campaign, kernels: list[str], error: str) -> None:
+    """The items of a shard whose worker failed, still unrecorded, as crash rows."""
+    for unit in campaign.pending()[0]:
+        if unit.kernel.name in kernels:
+            for item in unit.items:
+                campaign.failure(item, "crash", f"the worker measuring it failed: {error}")
+    campaign.flush()
