@@ -102,3 +102,22 @@ def test_an_interrupted_sweep_resumes_from_its_journal(tmp_path, monkeypatch):
     with pytest.raises(InputError, match="not the journal of this sweep"):
         kerncast.sweep("vector_add", VECTOR_ADD, size, args, tune, device="h200",
                        journal=str(journal))
+
+
+def _where(shared, item):
+    return os.environ.get("CUDA_VISIBLE_DEVICES"), len(os.sched_getaffinity(0)), \
+        os.environ.get("OMP_NUM_THREADS")
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 cores")
+def test_pool_workers_pinned_to_a_gpu_and_a_slice_of_the_cores():
+    got = dict(get_executor("pool", gpus=["0", "1"]).map(_where, list(range(8))))
+    cores = len(os.sched_getaffinity(0))
+    assert {g for g, _, _ in got.values()} <= {"0", "1"}
+    assert {n for _, n, _ in got.values()} == {cores // 2}
+    assert {t for _, _, t in got.values()} == {str(max(1, cores // 8))}
+
+
+def test_serial_runs_on_one_gpu_only():
+    with pytest.raises(InputError, match="one GPU"):
+        get_executor("serial", gpus=["0", "1"])

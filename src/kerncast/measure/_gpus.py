@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = ["SHARDS_PER_GPU", "parse_gpus", "run_on_gpus", "shards_of"]
 
-SHARDS_PER_GPU = 4
+SHARDS_PER_GPU = 2
 SIZE_WEIGHT = {"small": 1.0, "medium": 3.0, "large": 20.0}
 
 
