@@ -34,7 +34,8 @@ def _gpu_of(frame):
 @pytest.mark.parametrize("executor", ["pool", pytest.param("ray", marks=pytest.mark.slow)])
 def test_two_gpus_record_what_one_records_each_worker_pinned(tmp_path, child_env, executor):
     if executor == "ray":
-        pytest.importorskip("ray")
+        ray = pytest.importorskip("ray")
+        ray.shutdown()  # a cluster started by another test has no GPUs; this one gets two
     options = {"device": "h100", "backend": FAKE, "kernels": KERNELS, "sizes": ["small"],
                "policy": QUICK, "workers": 0}
     one = Campaign(tmp_path / "one", **options).run()
