@@ -7,7 +7,8 @@
 # The dataset of all GPUs (steps 2 and 3) comes back in $OUT/NAME, the rows of step 1 in
 # $OUT/one-gpu-times.parquet.
 #   tools/multi_gpu_campaign.sh SECONDS_ONE SECONDS_ALL_A SECONDS_ALL_B -- ARGS...
-#   (ARGS go to every kerncast measure corpus call; --kernels is set here)
+#   (ARGS go to every kerncast measure corpus call; --kernels is set here; A_KERNELS=N
+#   makes half A the first N kernels; SECONDS_ALL_B 0 skips step 3)
 set -uo pipefail
 one_s=$1; all_a=$2; all_b=$3; shift 4
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
@@ -19,7 +20,7 @@ esac
 nvidia-smi -L
 mapfile -t kernels < <(python3 -m kerncast corpus list --json | python3 -c \
   'import json,sys; print("\n".join(sorted(k["name"] for k in json.load(sys.stdin)["kernels"])))')
-half=$(( ${#kernels[@]} / 2 ))
+half=${A_KERNELS:-$(( ${#kernels[@]} / 2 ))}
 a=$(IFS=,; echo "${kernels[*]:0:$half}"); b=$(IFS=,; echo "${kernels[*]:$half}")
 mkdir -p /tmp/one /tmp/all "$OUT/$name"
 cp -r "data/$name/." /tmp/one/; cp -r "data/$name/." /tmp/all/
@@ -32,7 +33,7 @@ run() {  # OUTDIR SECONDS KERNELS LOG [extra args]
 }
 CUDA_VISIBLE_DEVICES=0 run /tmp/one "$one_s" "$a" one-gpu.json "$@"
 run /tmp/all "$all_a" "$a" all-gpus.json --gpus all "$@"
-run /tmp/all "$all_b" "$b" all-gpus-b.json --gpus all "$@"
+[ "$all_b" != 0 ] && run /tmp/all "$all_b" "$b" all-gpus-b.json --gpus all "$@"
 python3 -m kerncast data compact /tmp/all >/dev/null 2>&1
 python3 -m kerncast data compact /tmp/one >/dev/null 2>&1
 cp /tmp/one/times.parquet "$OUT/one-gpu-times.parquet"
