@@ -71,3 +71,26 @@ def slow(**options) -> EmulatedGPU:
 def wide(**options) -> EmulatedGPU:
     """32 resident blocks: a wave of the tests' grids is a large part of them."""
     return EmulatedGPU(per_block_s=1e-6, shared=0, **options)
+
+
+class EmulatedCPU(EmulatedGPU):
+    """A host CPU's speeds: a large fixed cost per launch and a slow block."""
+
+    name = "emulated-cpu"
+    kind = "cpu"
+
+    def __init__(self, **options):
+        super().__init__(**options)
+        self.sm_count = 16  # cores, one block each at a time
+
+    def describe(self):
+        return {**super().describe(), "device_name": "emulated CPU"}
+
+
+def cpu(**options) -> EmulatedCPU:
+    return EmulatedCPU(per_block_s=200e-6, fixed_s=500e-6, shared=0, **options)
+
+
+def cpu_close(**options) -> EmulatedCPU:
+    """A CPU only twice as slow per block as ``fast``, with a small fixed cost."""
+    return EmulatedCPU(per_block_s=2e-6, fixed_s=5e-6, shared=0, **options)

@@ -91,3 +91,34 @@ def test_an_opencl_kernel_split_across_two_pocl_devices(pocl):
     result = split(source, launch, ["pocl", "pocl"])
     assert result.checked.startswith("outputs match pocl")
     assert sum(p.slices + p.sampled for p in result.parts) == launch.grid[0]
+
+
+CPU, CPU_CLOSE = "tests.split.fakes:cpu", "tests.split.fakes:cpu_close"
+
+
+@pytest.mark.parametrize("rows", [24, 400])  # a short grid, a long one
+def test_a_device_slower_on_one_slice_than_the_rest_everywhere_gets_nothing(rows):
+    kernel, launch = _scale(rows=rows)
+    result = split(kernel, launch, [FAST, CPU], baselines=True)
+    assert [p.slices + p.sampled for p in result.parts][1] == 0
+    assert "left out" in result.divided
+    assert result.makespan_s == pytest.approx(result.baselines["alone:" + FAST], rel=0.05)
+
+
+def test_unlike_devices_of_comparable_speed_share_a_short_grid_by_their_one_slice():
+    kernel, launch = _scale(rows=24)  # fewer than 4 waves of 1 + 8 slices
+    result = split(kernel, launch, [FAST, CPU_CLOSE], baselines=True)
+    assert result.divided.startswith("not sampled: a short grid on unlike devices")
+    cpu_share = result.parts[1].slices
+    assert 0 < cpu_share < result.parts[0].slices
+    assert result.makespan_s < result.baselines["alone:" + FAST]
+    assert result.checked.startswith("outputs match")
+
+
+def test_a_real_difference_names_the_element_and_unlike_devices_get_a_rounding_tolerance():
+    from kerncast.split._run import _difference
+
+    want = np.array([1.0, 2.0, 3.0], np.float32)
+    got = np.array([1.0, 2.5, 3.0], np.float32)
+    message = _difference("y", "cupy", got, want, np.isclose(got, want))
+    assert "at 1 of 3 elements" in message and "[1]" in message and "2.5" in message

@@ -10,7 +10,11 @@ grid is divided so that every device finishes at the same time. Here:
 2. each device gets its own copy of the arguments. A grid of fewer than
    :data:`SHORT_WAVES` waves of all the devices' resident blocks together is divided in
    proportion to the blocks each device holds at once: a sample of it would take as long
-   as a wave, a large part of the whole. Otherwise each device runs samples of whole
+   as a wave, a large part of the whole. Devices of different kinds (a GPU and a CPU)
+   are first timed on one slice each (not kept): on a short grid, the fastest then times
+   the whole grid and the others are weighted by their one slice; on a long one, the
+   fastest is sampled first, and a device whose one slice takes longer than the
+   fastest's prediction for the whole rest is left out. Otherwise each device runs samples of whole
    waves (one wave of its resident blocks, then doubling, until a sample takes 200 µs
    on a GPU or 20 times its first on a CPU, or covers 5% of the grid, or half its equal
    share) on a region of slices of its own, each timed three times by the device's
@@ -81,6 +85,8 @@ class Part:
     predicted_s: float
     measured_s: float
     line: Line | None
+    #: the first slice of the device's kept sample
+    sample_first: int = 0
 
     @property
     def busy_s(self) -> float:
@@ -312,42 +318,56 @@ def _run(kernel: Kernel, launch: Launch, runners: list[_Device], axis: int,
     reuse = "inout" not in intents.values()
     started = time.perf_counter()
     waves = [r.resident_slices(per_slice) for r in runners]
+    n = len(runners)
+    probes = None if _alike(runners) else [_probe(r) for r in runners]
+    lines: list[Line | None] = [None] * n
+    sampled, kept, starts = [0] * n, [0.0] * n, [0] * n
     cursor = 0
-    lines: list[Line | None] = []
-    sampled: list[int] = []
-    kept: list[float] = []
-    if slices < SHORT_WAVES * sum(waves):
+    if slices < SHORT_WAVES * sum(waves) and probes is None:
         how = (f"not sampled: the grid is {slices / sum(waves):.1f} waves of the devices' "
                f"resident blocks together, fewer than {SHORT_WAVES}: divided by them")
-        lines = [None] * len(runners)
-        sampled, kept = [0] * len(runners), [0.0] * len(runners)
         shares = proportional_shares([float(w) for w in waves], slices)
+    elif slices < SHORT_WAVES * sum(waves) and probes is not None:
+        how, shares = _short_unlike(runners, probes, slices)
     else:
         how = "by the samples' throughput"
-        fitted: list[Line] = []
-        for runner, wave in zip(runners, waves):
+        order = sorted(range(n), key=lambda i: probes[i]) if probes else list(range(n))
+        for i in order:
+            runner = runners[i]
+            if probes and i != order[0]:
+                fastest = lines[order[0]]
+                if fastest is not None and probes[i] >= fastest.seconds(slices - cursor):
+                    how += f"; {runner.spec} left out: one slice takes it longer than the rest"
+                    continue
             say(f"sampling {runner.spec}")
-            samples = _samples(runner, cursor, slices, wave, len(runners))
-            fitted.append(fit_line(samples))
-            sampled.append(samples[-1][0] if reuse else 0)
-            kept.append(samples[-1][1] if reuse else 0.0)
-            cursor += sampled[-1]
+            samples = _samples(runner, cursor, slices, waves[i], n)
+            lines[i] = fit_line(samples)
+            starts[i] = cursor
+            sampled[i] = samples[-1][0] if reuse else 0
+            kept[i] = samples[-1][1] if reuse else 0.0
+            cursor += sampled[i]
         if not reuse:
             for runner in runners:
                 runner.restore()
-        shares = balanced_shares(fitted, slices - cursor)
-        lines = list(fitted)
+        active = [i for i in range(n) if lines[i] is not None]
+        divided = balanced_shares([line for line in lines if line is not None],
+                                  slices - cursor)
+        shares = [0] * n
+        for i, share in zip(active, divided):
+            shares[i] = share
     sampling_s = time.perf_counter() - started
     say("running each device's share")
     parts, first = [], cursor
-    for runner, line, share, own, own_s in zip(runners, lines, shares, sampled, kept):
+    for runner, line, share, own, own_s, start in zip(runners, lines, shares, sampled, kept,
+                                                      starts):
         measured = runner.time(first, share) if share else 0.0
         predicted = line.seconds(share) if line is not None else math.nan
         parts.append(Part(runner.spec, runner.name, first, share, own, own_s, predicted,
-                          measured, line))
+                          measured, line, start))
         first += share
     merged = _merged(host, [r.download() for r in runners], list(runners[0].outputs))
-    checked = _check(runners[0], merged, slices) if check else "not checked"
+    checked = _check(runners[0], merged, slices, probes is not None) if check else \
+        "not checked"
     result = SplitResult(kernel.name, "xyz"[axis], slices, per_slice, parts, sampling_s,
                          reuse and lines[0] is not None, checked, divided=how, outputs=merged)
     if baselines:
@@ -360,14 +380,45 @@ def _run(kernel: Kernel, launch: Launch, runners: list[_Device], axis: int,
 def _warm(runners: list[_Device], parts: list[Part]) -> float:
     """kerncast's split timed as the baselines are (the median of repeated launches on
     warm devices): each device's kept sample and its share, the longest."""
-    longest, sample_first = 0.0, 0
+    longest = 0.0
     for runner, part in zip(runners, parts):
-        busy = runner.time(sample_first, part.sampled, REPEATS) if part.sampled else 0.0
+        busy = runner.time(part.sample_first, part.sampled, REPEATS) if part.sampled else 0.0
         if part.slices:
             busy += runner.time(part.first, part.slices, REPEATS)
         longest = max(longest, busy)
-        sample_first += part.sampled
     return longest
+
+
+def _alike(runners: list[_Device]) -> bool:
+    """Devices of one kind and name: their resident blocks compare their speeds."""
+    return len({(r.backend.kind, r.name) for r in runners}) == 1
+
+
+def _probe(runner: _Device) -> float:
+    """One slice on ``runner`` (its fixed cost and a slice), then its buffers restored:
+    the cheapest measure of a device that may be too slow to take part at all."""
+    seconds = runner.time(0, 1, REPEATS)
+    runner.restore()
+    return seconds
+
+
+def _short_unlike(runners: list[_Device], probes: list[float], slices: int
+                  ) -> tuple[str, list[int]]:
+    """A short grid over devices of different kinds: the fastest one-slice device times the
+    whole grid (restored after); a device whose one slice takes longer than that gets
+    none; the others are weighted by their one-slice rate (a pessimistic one, fixed
+    cost included)."""
+    fastest = min(range(len(runners)), key=lambda i: probes[i])
+    whole = runners[fastest].time(0, slices, REPEATS)
+    runners[fastest].restore()
+    rates = [slices / whole if i == fastest else (1.0 / p if p < whole else 0.0)
+             for i, p in enumerate(probes)]
+    left = [r.spec for r, rate in zip(runners, rates) if rate == 0.0]
+    how = (f"not sampled: a short grid on unlike devices, divided by one slice on each and "
+           f"the whole grid on {runners[fastest].spec}")
+    if left:
+        how += f"; {', '.join(left)} left out: one slice takes longer than the whole grid there"
+    return how, proportional_shares(rates, slices)
 
 
 def _samples(runner: _Device, start: int, slices: int, wave: int,
@@ -419,22 +470,36 @@ def _merged(host: dict[str, Any], outs: list[dict[str, np.ndarray]],
     return merged
 
 
-def _check(runner: _Device, merged: dict[str, np.ndarray], slices: int) -> str:
-    """Compare the gathered outputs with the whole grid run on ``runner`` alone."""
+def _check(runner: _Device, merged: dict[str, np.ndarray], slices: int,
+           unlike: bool = False) -> str:
+    """Compare the gathered outputs with the whole grid run on ``runner`` alone. Floating
+    point within 1e-5 relative (1e-6 absolute); where the devices are of different kinds,
+    whose math libraries round differently, within 1e-4 relative or 1e-5 of the output's
+    largest magnitude."""
     runner.restore()
     runner.time(0, slices)
     alone = runner.download()
     for name, want in alone.items():
         got = merged[name]
         if want.dtype.kind == "f":
-            same = np.allclose(got, want, rtol=1e-5, atol=1e-6, equal_nan=True)
+            scale = float(np.nanmax(np.abs(want))) if want.size else 0.0
+            rtol, atol = (1e-4, 1e-5 * max(scale, 1e-30)) if unlike else (1e-5, 1e-6)
+            close = np.isclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
         else:
-            same = np.array_equal(_as_words(got), _as_words(want))
-        if not same:
-            raise InputError(f"the split's {name} differs from {runner.spec} running the whole "
-                             "grid alone: the kernel's blocks depend on each other (or on the "
-                             "grid's size beyond gridDim), so it cannot be split")
+            close = _as_words(got) == _as_words(want)
+        if not np.all(close):
+            raise InputError(_difference(name, runner.spec, got, want, close))
     return f"outputs match {runner.spec} running the whole grid alone"
+
+
+def _difference(name: str, spec: str, got: np.ndarray, want: np.ndarray,
+                close: np.ndarray) -> str:
+    wrong = int(np.size(close) - np.count_nonzero(close))
+    where = int(np.flatnonzero(~np.asarray(close).reshape(-1))[0])
+    values = f"{got.reshape(-1)[where]!r} against {want.reshape(-1)[where]!r}"
+    return (f"the split's {name} differs from {spec} running the whole grid alone at {wrong} "
+            f"of {np.size(close)} elements (first at [{where}]: {values}): the kernel's blocks "
+            "depend on each other (or on the grid's size beyond gridDim), so it cannot be split")
 
 
 def _makespan(runners: list[_Device], shares: list[int]) -> float:
