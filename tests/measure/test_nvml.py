@@ -95,3 +95,46 @@ def test_energy_row_from_a_backend_loop(pynvml, monkeypatch):
     assert row["energy_j"] == pytest.approx(50.0) and row["sm_clock_mhz_before"] == 1980.0
     assert row["energy_per_launch_j"] == pytest.approx(50.0 / row["launches"])
     assert "repetitions" not in row
+
+
+def test_without_a_bus_id_nvml_reads_the_gpu_cuda_visible_devices_names(pynvml, monkeypatch):
+    pynvml.nvmlDeviceGetHandleByUUID = lambda uuid: f"uuid:{uuid}"
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,1")
+    assert Nvml().handle == "gpu3"
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "GPU-abc")
+    assert Nvml().handle == "uuid:GPU-abc"
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
+    assert Nvml().handle == "gpu0"
+
+
+def test_gpus_are_named_by_index_or_uuid_and_a_missing_one_is_an_input_error(pynvml):
+    from kerncast import InputError
+    from kerncast.measure._nvml import gpu_count, gpu_name
+
+    pynvml.nvmlDeviceGetCount = lambda: 2
+
+    def by_index(i):
+        if i >= 2:
+            raise FakeNVMLError("no such GPU")
+        return f"gpu{i}"
+
+    pynvml.nvmlDeviceGetHandleByIndex = by_index
+    pynvml.nvmlDeviceGetHandleByUUID = lambda uuid: "gpu-uuid"
+    assert gpu_count() == 2 and gpu_name("1") == "NVIDIA H100 80GB HBM3"
+    assert gpu_name("GPU-1") == "NVIDIA H100 80GB HBM3"
+    with pytest.raises(InputError, match="no GPU 5 here"):
+        gpu_name("5")
+
+
+def test_a_campaign_on_the_wrong_gpu_stops_before_any_item(pynvml, tmp_path):
+    from kerncast import InputError
+    from kerncast.measure._campaign import Campaign
+
+    campaign = Campaign(tmp_path / "out", device="h200", backend="cupy",
+                        kernels=["copy_vector"], sizes=["small"])
+    with pytest.raises(InputError, match="--device h200 was asked for.*pass --device h100"):
+        campaign.run()
+    assert not (tmp_path / "out" / "parts").exists()
+    with pytest.raises(InputError, match="GPU 0: --device h200"):
+        Campaign(tmp_path / "two", device="h200", backend="cupy", kernels=["copy_vector"],
+                 sizes=["small"], gpus=("0", "1")).run()
