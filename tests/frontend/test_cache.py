@@ -148,3 +148,27 @@ def test_unwritable_cache_is_skipped(tmp_path, monkeypatch):
     monkeypatch.setenv("KERNCAST_CACHE", str(blocker))
     _cache.store("ptx", {"k": 2}, {"ptx": "x"})  # no error
     assert _cache.load("ptx", {"k": 2}) is None
+
+
+def _compile_in_a_process(root: str, defines: dict) -> tuple:
+    import os
+
+    os.environ["KERNCAST_CACHE"] = root
+    unit = compile(SAXPY_CU, lang="cuda", defines=defines)
+    return unit.ptx, unit.kernel("saxpy").resources()
+
+
+def test_two_processes_compiling_at_once_share_the_cache_without_damage(fresh_cache,
+                                                                       have_cuda):
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    jobs = [{"N": str(n)} for n in (1, 2, 3, 4)] * 3
+    with ProcessPoolExecutor(2, mp_context=get_context("spawn")) as pool:
+        got = list(pool.map(_compile_in_a_process, [str(fresh_cache)] * len(jobs), jobs))
+    for defines, result in zip(jobs, got):
+        assert result == got[jobs.index(defines)]  # every process saw the same unit
+    entries = list((fresh_cache / _cache.LAYOUT).rglob("*.json"))
+    assert entries and all(json.loads(e.read_text())["value"] for e in entries)
+    assert not [f for f in (fresh_cache / _cache.LAYOUT).rglob("*") if f.name.startswith(".tmp-")]
+    assert compile(SAXPY_CU, lang="cuda", defines={"N": "2"}).cached
