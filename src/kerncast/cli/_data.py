@@ -64,7 +64,7 @@ def summary_cmd(
 
     Example: kerncast data summary data/h100 --json
     """
-    from kerncast.data import summarize  # noqa: PLC0415
+    from kerncast.data import summarize  # noqa: PLC0415 (CLI start-up: data loads pandas)
 
     targets = [Path(p) for p in paths] if paths else default_paths()
     if not targets:
@@ -88,7 +88,7 @@ def compact_cmd(
 
     Example: kerncast data compact data/h100
     """
-    from kerncast.data import compact  # noqa: PLC0415
+    from kerncast.data import compact  # noqa: PLC0415 (CLI start-up: data loads pandas)
 
     if not Path(path).is_dir():
         raise InputError(f"{path} is not a directory; give a dataset directory")

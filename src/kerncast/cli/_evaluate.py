@@ -39,7 +39,7 @@ _KERNEL_COLUMNS = ("kernel", "model", "rows", "failed", "mape_pct", "within_25_p
 def _run(dataset: Path, models: str, kernels, sizes, folds: str, test: Path | None, quiet: bool,
          executor: Any = None):
     from kerncast.data import Dataset  # noqa: PLC0415  (pandas: not on every command)
-    from kerncast.evaluate import evaluate  # noqa: PLC0415
+    from kerncast.evaluate import evaluate  # noqa: PLC0415 (CLI start-up: evaluate is heavy)
 
     data = Dataset.read(dataset)
     held_out = Dataset.read(test) if test is not None else None
@@ -58,7 +58,7 @@ def _run(dataset: Path, models: str, kernels, sizes, folds: str, test: Path | No
 
 
 def _table(frame, columns, title: str) -> Table:
-    from kerncast.evaluate._report import LABELS, format_value  # noqa: PLC0415
+    from kerncast.evaluate._report import LABELS, format_value  # noqa: PLC0415 (CLI start-up: evaluate)
 
     table = Table(title=title, title_justify="left")
     cols = [c for c in columns if c in frame]
@@ -124,7 +124,7 @@ def evaluate_cmd(
                   executor=runner)
     index = None
     if report is not None:
-        from kerncast.evaluate import write_report  # noqa: PLC0415
+        from kerncast.evaluate import write_report  # noqa: PLC0415 (CLI start-up: evaluate is heavy)
 
         index = write_report(result, report)
     if as_json:
@@ -153,7 +153,7 @@ def report_cmd(
 
     Example: kerncast report --dataset data/h100 --models all --out reports/h100
     """
-    from kerncast.evaluate import write_report  # noqa: PLC0415
+    from kerncast.evaluate import write_report  # noqa: PLC0415 (CLI start-up: evaluate is heavy)
 
     runner = executor_of(executor, workers, address)
     folder = writable_dir(_report_dir(dataset, out))  # before the evaluation, which takes long

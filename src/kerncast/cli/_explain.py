@@ -92,7 +92,7 @@ def _dataset(path: Path | None):
 def _drivers(dataset, report) -> dict[str, list[tuple[str, float]]]:
     if dataset is None:
         return {}
-    from kerncast.models import importance  # noqa: PLC0415
+    from kerncast.models import importance  # noqa: PLC0415 (CLI start-up: models is heavy)
 
     if report:
         report("fitting the learned models for their variable importance")

@@ -12,6 +12,8 @@ from rich.table import Table
 from kerncast._errors import InputError
 from kerncast.cli._app import app
 from kerncast.cli._output import console, print_json
+from kerncast.corpus import get_kernel
+from kerncast.devices import get_device, occupancy
 
 DEFAULT_DEVICE = "h100"
 DEFAULT_BLOCK = 256
@@ -32,8 +34,6 @@ def _target(file: str, lang: str | None) -> tuple[str, str | None, dict, str | N
     """Source, language, default defines, the corpus kernel's entry and its block size."""
     if not file.startswith("corpus:"):
         return file, lang, {}, None, None
-    from kerncast.corpus import get_kernel  # noqa: PLC0415
-
     kernel = get_kernel(file)
     language = lang or kernel.languages[0]
     launch = kernel.launch("small")
@@ -60,15 +60,13 @@ def _block_for(kernel: Any, block: int | None, corpus_block: int | None) -> tupl
 
 def ptx_analysis(kernel: Any) -> dict:
     """CFG and loop summary and the static instruction mix of ``kernel`` (kerncast.ptx)."""
-    from kerncast.ptx import summarize  # noqa: PLC0415
+    from kerncast.ptx import summarize  # noqa: PLC0415 (CLI start-up: ptx loads on use)
 
     return summarize(kernel.ir).to_dict()
 
 
 def _kernel_report(kernel: Any, device: str, block: int | None,
                    corpus_block: int | None) -> dict:
-    from kerncast.devices import occupancy  # noqa: PLC0415
-
     res = kernel.resources()
     threads, why = _block_for(kernel, block, corpus_block)
     occ = occupancy(device, threads, res.registers, res.shared_static)
@@ -82,8 +80,7 @@ def inspect_source(file: str, *, device: str = DEFAULT_DEVICE, defines: dict | N
                    lang: str | None = None, block: int | None = None,
                    kernel: str | None = None, toolchain: str = "auto") -> dict:
     """Everything ``kerncast inspect`` shows, as a JSON-ready dict."""
-    from kerncast.devices import get_device  # noqa: PLC0415
-    from kerncast.frontend import compile as compile_source  # noqa: PLC0415
+    from kerncast.frontend import compile as compile_source  # noqa: PLC0415 (CLI start-up: frontend)
 
     dev = get_device(device)
     source, language, default_defines, corpus_entry, corpus_block = _target(file, lang)

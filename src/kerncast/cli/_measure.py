@@ -13,7 +13,7 @@ from kerncast._errors import InputError
 from kerncast.cli._app import app
 from kerncast.cli._output import console, err_console, print_json
 from kerncast.cli._target import (ArgOpt, BlockOpt, CompilerOpt, DefineOpt, GridOpt, KernelOpt,
-                                  OptionOpt, SmemOpt)
+                                  OptionOpt, SmemOpt, parse_config, target_of)
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Write JSON for scripts.")]
 
@@ -68,8 +68,7 @@ def _show_row(row: dict) -> None:
 
 def _single(target: str, device, size, config, backend, dataset, sm_count, as_json,
             own: dict) -> None:
-    from kerncast.cli._target import parse_config, target_of  # noqa: PLC0415
-    from kerncast.measure import measure  # noqa: PLC0415
+    from kerncast.measure import measure  # noqa: PLC0415 (CLI start-up: measure is heavy)
 
     found = target_of(target, **own)
     if found.own:
@@ -103,10 +102,10 @@ def _progress_bar(as_json: bool):
 def _campaign(device, backend, out, experiments, kernels, sizes, sm_counts, configs, deadline,
               workers, seed, item_timeout, retry_failed, corpus_root, flush_rows, budget,
               as_json, gpus=None, executor="pool", address=None) -> None:
-    from kerncast.measure._campaign import Campaign  # noqa: PLC0415
-    from kerncast.measure._gpus import parse_gpus  # noqa: PLC0415
-    from kerncast.measure._plan import DEFAULT_SM_COUNTS  # noqa: PLC0415
-    from kerncast.measure._timing import TimingPolicy  # noqa: PLC0415
+    from kerncast.measure._campaign import Campaign  # noqa: PLC0415 (CLI start-up: measure is heavy)
+    from kerncast.measure._gpus import parse_gpus  # noqa: PLC0415 (CLI start-up: measure is heavy)
+    from kerncast.measure._plan import DEFAULT_SM_COUNTS  # noqa: PLC0415 (CLI start-up: measure is heavy)
+    from kerncast.measure._timing import TimingPolicy  # noqa: PLC0415 (CLI start-up: measure is heavy)
 
     if out is None:
         raise InputError("kerncast measure corpus needs --out DIR (the dataset directory)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+from contextlib import nullcontext
 from typing import Any
 
 from pathlib import Path
@@ -25,8 +26,6 @@ err_console = Console(stderr=True, highlight=False, soft_wrap=True,
 
 def status(text: str, quiet: bool) -> Any:
     """A spinner saying ``text`` (its ``update`` reports progress), or none for ``--json``."""
-    from contextlib import nullcontext  # noqa: PLC0415
-
     return nullcontext() if quiet else console.status(text, spinner="dots")
 
 

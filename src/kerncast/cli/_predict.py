@@ -78,7 +78,7 @@ def predict_cmd(
       kerncast predict saxpy.toml --device h200
       kerncast predict corpus:matmul_tiled --device h100 --size large --config tile=32
     """
-    from kerncast.models import predict  # noqa: PLC0415
+    from kerncast.models import predict  # noqa: PLC0415 (CLI start-up: models is heavy)
 
     target = target_of(kernel, entry=entry, grid=grid, block=block, smem=smem, args=arg,
                        compiler=compiler, options=option, defines=define, lang=lang)
@@ -181,8 +181,8 @@ def sweep_cmd(
       kerncast sweep corpus:matmul_regblock --device h100 --csv ranking.csv
       kerncast sweep vector_add.toml --cache vector_add_predicted.json
     """
-    from kerncast.models import sweep  # noqa: PLC0415
-    from kerncast.models._predict import sweep_space  # noqa: PLC0415
+    from kerncast.models import sweep  # noqa: PLC0415 (CLI start-up: models is heavy)
+    from kerncast.models._predict import sweep_space  # noqa: PLC0415 (CLI start-up: models is heavy)
 
     target = target_of(kernel, lang=lang)
     if (cache is not None or compare is not None) and not target.own:
@@ -243,7 +243,7 @@ def _scored(results: list[dict], measured) -> dict:
     """The predictions scored against a measured Kernel Tuner cache."""
     import pandas as pd  # noqa: PLC0415 (loads on use)
 
-    from kerncast.tuner import compare  # noqa: PLC0415
+    from kerncast.tuner import compare  # noqa: PLC0415 (CLI start-up: tuner loads scipy)
 
     names = list(measured.tune_params)
     missing = [n for n in names if any(n not in r for r in results)]

@@ -55,7 +55,7 @@ def split_cmd(
     if target.own:
         source, launch = target.instance(parse_config(config))
     else:
-        from kerncast.models import resolve_kernel  # noqa: PLC0415
+        from kerncast.models import resolve_kernel  # noqa: PLC0415 (CLI start-up: models is heavy)
 
         corpus = resolve_kernel(kernel)
         source, launch = corpus.instance(corpus.launch(size, _tunables(config)),

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from kerncast._errors import InputError
+from kerncast.core import Kernel, Tuning, UserKernel, load_launch_file, parse_args
 
 __all__ = ["SOURCE_SUFFIXES", "Target", "parse_config", "target_of"]
 
@@ -87,9 +88,6 @@ def target_of(kernel: str, *, entry: str | None = None, grid: str | None = None,
               compiler: str = "auto", options: list[str] | None = None,
               defines: list[str] | None = None, lang: str | None = None) -> Target:
     """The target of a command's KERNEL argument and its launch options."""
-    from kerncast.core import (Kernel, Tuning, UserKernel, load_launch_file,  # noqa: PLC0415
-                               parse_args)
-
     path = Path(kernel)
     own_options = any(v for v in (entry, grid, block, args, options, defines)) or smem
     if path.suffix == ".toml":
