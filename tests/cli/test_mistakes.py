@@ -251,3 +251,77 @@ def test_an_empty_source_file_is_not_called_missing(tmp_path, capsys):
     code, out, err = _run(capsys, ["inspect", str(tmp_path / "empty.cu")])
     assert code == 2 and "defines no kernel" in " ".join(err.split())
     assert "no such file" not in err and "Traceback" not in err
+
+
+CATALOGUE = [
+    (["predict", "corpus:nosuch"], "no corpus kernel 'nosuch'"),
+    (["predict", "corpus:copy_vector", "--size", "huge"], "its sizes are small, medium, large"),
+    (["predict", "corpus:copy_vector", "--device", "rtx9999"], "unknown device 'rtx9999'"),
+    (["predict", "corpus:copy_vector", "--config", "bs"], "is not NAME=VALUE"),
+    (["predict", "corpus:copy_vector", "--config", "nosuch=4"], "its tunables are bx, vec"),
+    (["predict", "corpus:copy_vector", "--config", "bs=abc"], "takes an integer"),
+    (["predict", "nosuch.cu"], "no such file: nosuch.cu"),
+    (["predict", "{saxpy}"], "give --kernel, --grid, --block"),
+    (["predict", "{saxpy}", "--kernel", "nosuch", "--grid", "4", "--block", "32"],
+     "no kernel 'nosuch'"),
+    (["predict", "{saxpy}", "--kernel", "saxpy", "--grid", "0", "--block", "32"],
+     "must be at least 1"),
+    (["predict", "{saxpy}", "--kernel", "saxpy", "--grid", "4", "--block", "2048"],
+     "exceeds the limit of 1024 threads per block"),
+    (["predict", "{saxpy}", "--kernel", "saxpy", "--grid", "4", "--block", "32", "--arg",
+      "n=int32"], "write TYPE:VALUE for a scalar"),
+    (["predict", "{saxpy}", "--kernel", "saxpy", "--grid", "4", "--block", "32", "--arg",
+      "q=int32:3"], "saxpy takes 4 arguments"),
+    (["predict", "{saxpy}", "--kernel", "saxpy", "--grid", "x", "--block", "32"],
+     "--grid 'x' is not one to three integers"),
+    (["explain", "corpus:copy_vector", "--fix", "nosuch"], "unknown what-if fix nosuch"),
+    (["sweep", "corpus:copy_vector", "--executor", "nosuch"], "unknown executor 'nosuch'"),
+    (["sweep", "corpus:copy_vector", "--workers", "0"], "give 1 or more"),
+    (["sweep", "corpus:copy_vector", "--address", "x"], "use it with --executor ray"),
+    (["evaluate", "--dataset", "/nonexistent"], "is not a kerncast dataset"),
+    (["train", "nosuch", "--dataset", "data/h100"], "unknown model 'nosuch'"),
+    (["occupancy", "--device", "h100", "--block", "64", "--regs", "300"],
+     "outside 0..255 on h100-sxm"),
+    (["devices", "show", "nosuch"], "unknown device 'nosuch'"),
+    (["inspect", "/nonexistent.ptx"], "no such file: /nonexistent.ptx"),
+    (["scale", "corpus:copy_vector", "--base", "h100:0"], "outside the measured configurations"),
+    (["scale", "corpus:copy_vector", "--base", "h100", "--to", "h100:999"],
+     "999 SMs is outside the measured configurations"),
+    (["scale", "corpus:copy_vector", "--base", "h100", "--to", "banana"],
+     "unknown device 'banana'"),
+    (["split", "corpus:copy_vector", "--devices", "cupy"], "give at least two"),
+    (["split", "corpus:copy_vector", "--devices", "nosuch,pocl"], "unknown backend 'nosuch'"),
+    (["speedup", "/nonexistent.c"], "no such source file"),
+    (["speedup", "{saxpy}"], "is GPU code; kerncast speedup takes the C or C++ program"),
+    (["measure", "corpus", "--device", "h100"], "needs --out DIR"),
+    (["measure", "corpus", "--device", "h100", "--out", "{out}", "--experiments", "nosuch"],
+     "unknown experiment(s) nosuch"),
+    (["measure", "corpus", "--device", "h100", "--out", "{out}", "--configs", "some"],
+     "choose auto, all, default, spread"),
+    (["measure", "corpus", "--device", "h100", "--out", "{out}", "--sm-counts", "a"],
+     "--sm-counts takes integers"),
+    (["measure", "corpus", "--device", "h100", "--out", "{out}", "--gpus", "0,0"],
+     "names a GPU twice"),
+    (["measure", "corpus", "--device", "h100", "--out", "{out}", "--gpus", "x"],
+     "give 'all', or GPU indices"),
+    (["measure", "corpus", "--device", "h100", "--out", "{out}", "--executor", "serial",
+      "--gpus", "0"], "runs on pool (one process per GPU) or ray"),
+    (["measure", "corpus", "--backend", "nosuch", "--device", "h100", "--out", "{out}"],
+     "unknown backend 'nosuch'"),
+    (["data", "compact", "/nonexistent"], "is not a directory"),
+    (["calibrate", "--device", "nosuch"], "unknown device 'nosuch'"),
+    (["corpus", "show", "nosuch"], "no corpus kernel 'nosuch'"),
+]
+
+
+@pytest.mark.parametrize("argv, message", CATALOGUE, ids=lambda v: " ".join(v)[:60]
+                         if isinstance(v, list) else None)
+def test_the_catalogue_of_mistakes(tmp_path, capsys, argv, message):
+    saxpy = Path(__file__).resolve().parents[1] / "userkernels" / "saxpy.cu"
+    out = tmp_path / "dataset"
+    argv = [a.format(saxpy=saxpy, out=out) for a in argv]
+    code, stdout, err = _run(capsys, argv)
+    text = " ".join((err + stdout).split())
+    assert code == 2, text
+    assert message in text and "Traceback" not in text
+    assert not out.exists() or not any(out.rglob("*.parquet"))  # no partial dataset

@@ -51,6 +51,9 @@ def _show(profile: Any, answer: dict[str, Any], device: str, show_features: bool
                   "benchmarks/xapp_accuracy.py scores it on kernels it never saw")
 
 
+GPU_SUFFIXES = (".cu", ".cuh", ".cl", ".ptx")
+
+
 @app.command("speedup")
 def speedup_cmd(
     program: Annotated[Path, typer.Argument(help="The C or C++ program (its main file).")],
@@ -81,6 +84,10 @@ def speedup_cmd(
 
     if not threshold > 0:
         raise InputError(f"--threshold must be a positive speedup, not {threshold:g}")
+    for path in (program, *(source or [])):
+        if path.suffix.lower() in GPU_SUFFIXES:
+            raise InputError(f"{path} is GPU code; kerncast speedup takes the C or C++ program "
+                             "that runs on the CPU (kerncast predict takes a kernel)")
     model = _load(device)
     prof = profile([program, *(source or [])], region, args or [], flags=flag or [],
                    include_dirs=include or [], defines=define or [], timeout=timeout,

@@ -63,10 +63,13 @@ def _dims(text: str | None, what: str) -> list[int] | None:
     if text is None:
         return None
     try:
-        return [int(p) for p in text.replace("x", ",").split(",") if p.strip()]
+        values = [int(p) for p in text.replace("x", ",").split(",") if p.strip()]
     except ValueError:
+        values = []
+    if not values:
         raise InputError(f"--{what} {text!r} is not one to three integers, e.g. --{what} "
-                         "64,64") from None
+                         "64,64")
+    return values
 
 
 class Target:

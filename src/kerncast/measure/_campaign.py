@@ -40,7 +40,7 @@ from kerncast._errors import InputError, ToolchainError
 from kerncast.corpus import SIZE_NAMES, get_kernel, list_kernels
 from kerncast.measure._api import monitor_of
 from kerncast.measure._factory import backend_language
-from kerncast.measure._registry import BACKEND_KINDS
+from kerncast.measure._registry import BACKEND_KINDS, backend_kind
 from kerncast.measure._plan import (
     DEFAULT_SM_COUNTS,
     PROFILED,
@@ -54,6 +54,19 @@ from kerncast.measure._provenance import host_cpu_key, row_provenance
 from kerncast.measure._run import failure_row, launch_columns
 from kerncast.measure._supervise import run_worker
 from kerncast.measure._timing import TimingPolicy
+from kerncast.measure._prep import prepare_unit
+from kerncast.measure._cuda_common import nvrtc_options, resolve_device_key
+from kerncast.measure._nvrtc import cubin_file
+from kerncast.devices import get_device
+from kerncast.measure._provenance import ncu_path, python_tool_versions, utc_now
+from kerncast.measure._nvml import try_nvml
+from kerncast.data import Dataset, compact, write_part
+from kerncast.measure._gpus import run_on_gpus
+from kerncast.measure._cpu import c_provenance
+import kerncast
+from kerncast.measure._samples import full_grid_columns
+from kerncast.measure._counters import run_counters
+from kerncast.data.schema import _is_metric, columns
 
 __all__ = ["Campaign", "CampaignResult"]
 
@@ -120,14 +133,9 @@ class CampaignResult:
 def _prep_task(kernel: str, size: str, tunables: list[dict], root: str, seed: int,
                corpus_root: str | None, arch: str | None) -> str:
     """Prepare a unit's inputs and references and, for CUDA, compile its cubins ahead."""
-    from kerncast.measure._prep import prepare_unit  # noqa: PLC0415
-
     k = get_kernel(kernel, Path(corpus_root) if corpus_root else None)
     configs = [k.launch(size, t) for t in tunables]
     if arch and "cuda" in k.languages:
-        from kerncast.measure._cuda_common import nvrtc_options  # noqa: PLC0415
-        from kerncast.measure._nvrtc import cubin_file  # noqa: PLC0415
-
         source = k.source_path("cuda")
         for options in {nvrtc_options(c) for c in configs}:
             try:
@@ -203,7 +211,8 @@ class Campaign:
         self.policy = policy or TimingPolicy()
         self.flush_rows, self.flush_s, self.ncu_batch = flush_rows, flush_s, ncu_batch
         self.compact = compact
-        self.kind = BACKEND_KINDS.get(backend)  # None for a backend named module:attr
+        # None for a backend named module:attr (tests plug in fakes so)
+        self.kind = BACKEND_KINDS.get(backend) if ":" in backend else backend_kind(backend)
         self.language = language or backend_language(backend)
         self.device_key, self.total_sms, self.device_arg = self._resolve_device(device)
         self.cpu_key = host_cpu_key()
@@ -221,7 +230,6 @@ class Campaign:
             return host_cpu_key(), os.cpu_count() or 1, None
         if device is None:
             raise InputError("--device is required (the GPU's name, e.g. h100)")
-        from kerncast.devices import get_device  # noqa: PLC0415
 
         if self.kind is None and str(device).startswith("cpu:"):
             return str(device), 1, device
@@ -242,14 +250,10 @@ class Campaign:
 
     def check_tools(self) -> None:
         if any(e in PROFILED for e in self.experiments):
-            from kerncast.measure._provenance import ncu_path  # noqa: PLC0415
-
             if ncu_path() is None:
                 raise ToolchainError("the counters experiment needs Nsight Compute (ncu); "
                                      "install the CUDA toolkit or drop counters")
         if {"energy", "energy-sweep"} & set(self.experiments) and self.kind is not None:
-            from kerncast.measure._nvml import try_nvml  # noqa: PLC0415
-
             if try_nvml() is None:
                 raise ToolchainError("the energy experiment needs NVML (pip install "
                                      "nvidia-ml-py) and an NVIDIA driver")
@@ -259,8 +263,6 @@ class Campaign:
         name for the first GPU this process sees; skipped where NVML is missing)."""
         if self.kind is None or self.kind.monitor != "nvml" or self.device_arg is None:
             return
-        from kerncast.measure._cuda_common import resolve_device_key  # noqa: PLC0415
-        from kerncast.measure._nvml import try_nvml  # noqa: PLC0415
 
         nvml = try_nvml()
         if nvml is not None:
@@ -285,7 +287,6 @@ class Campaign:
         planned = sum(len(u.items) for u in units)
         if not self.out.exists():
             return units, notes, planned
-        from kerncast.data import Dataset  # noqa: PLC0415
 
         try:
             existing = Dataset.read(self.out)
@@ -302,8 +303,6 @@ class Campaign:
     def run(self, progress: Callable[[int, int, str], None] | None = None) -> CampaignResult:
         """Measure what is not recorded yet; ``progress(done, total, what)`` reports."""
         if self.gpus:
-            from kerncast.measure._gpus import run_on_gpus  # noqa: PLC0415
-
             return run_on_gpus(self, self.gpus, self.executor, self.address, progress)
         self.check_tools()
         self.check_device()
@@ -330,8 +329,6 @@ class Campaign:
             str(self.out), planned, self._done, remaining, dict(self._rows), dict(self._statuses),
             self._deadline_hit, interrupted, False, time.monotonic() - self._t0, notes)
         if remaining == 0 and self.compact and not interrupted:
-            from kerncast.data import compact  # noqa: PLC0415
-
             compact(self.out)
             result.compacted = True
         self.log_session("ended", result=result.to_dict())
@@ -399,7 +396,6 @@ class Campaign:
         """The GPU's compile target, for compiling ahead (CUDA backends only)."""
         if self.backend not in ("cupy", "driver"):
             return None
-        from kerncast.devices import get_device  # noqa: PLC0415
 
         return get_device(self.device_key).ptx_target
 
@@ -461,7 +457,6 @@ class Campaign:
             return
         if not force and waiting < self.flush_rows and time.monotonic() - self._last_flush < self.flush_s:
             return
-        from kerncast.data import write_part  # noqa: PLC0415
 
         for table, rows in list(self._pending_rows.items()):
             if rows:
@@ -471,12 +466,8 @@ class Campaign:
 
     def _static(self, item: Item) -> dict[str, Any]:
         if item.experiment == "cpu":
-            from kerncast.measure._cpu import c_provenance  # noqa: PLC0415
-
             return c_provenance()
-        from kerncast.measure._provenance import python_tool_versions  # noqa: PLC0415
 
-        import kerncast  # noqa: PLC0415
 
         described = self._describe or self._fallback_describe()
         return {"device": self.device_key, "device_name": described.get("device_name", ""),
@@ -488,8 +479,6 @@ class Campaign:
                 "hostname": os.uname().nodename}
 
     def _fallback_describe(self) -> dict[str, Any]:
-        from kerncast.devices import get_device  # noqa: PLC0415
-
         try:
             name = get_device(self.device_key).name
         except InputError:
@@ -514,8 +503,6 @@ class Campaign:
         if item.table == "counters":
             row.update(sample_k=item.sample_k)
         if item.experiment == "samples-full":
-            from kerncast.measure._samples import full_grid_columns  # noqa: PLC0415
-
             row.update(full_grid_columns(config))
         if item.experiment == "samples-paid":
             row.update(l2_state="paid")
@@ -563,14 +550,12 @@ class Campaign:
     def _run_counters(self, items: list[Item], prep_dir: str | None) -> None:
         if not items:
             return
-        from kerncast.measure._counters import run_counters  # noqa: PLC0415
 
         run_counters(self, items, prep_dir)
 
     def log_session(self, event: str, **info: Any) -> None:
         if not self.log:
             return
-        from kerncast.measure._provenance import utc_now  # noqa: PLC0415
 
         path = self.out / "campaign.json"
         try:
@@ -592,8 +577,6 @@ def _raise_interrupt(signum, frame):  # noqa: ARG001
 
 
 def _schema_only(table: str, row: dict) -> dict:
-    from kerncast.data.schema import _is_metric, columns  # noqa: PLC0415
-
     known = {c.name for c in columns(table)}
     return {k: v for k, v in row.items()
             if k in known or (table == "counters" and _is_metric(k))}
