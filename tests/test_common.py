@@ -203,7 +203,7 @@ def _backend(kind, monkeypatch, tmp_path, pocl_backend):
     log: list = []
     if kind.name == "cupy":
         monkeypatch.setitem(sys.modules, "cupy", fake_cupy(log))
-        monkeypatch.setattr("kerncast.measure._nvrtc.cubin_file",
+        monkeypatch.setattr("kerncast.measure._cupy.cubin_file",
                             lambda *a: (_ for _ in ()).throw(kerncast_toolchain()))
         return kind.make(device="h100")
     if kind.name == "driver":
@@ -215,7 +215,7 @@ def _backend(kind, monkeypatch, tmp_path, pocl_backend):
         for module, value in (("cuda", cuda), ("cuda.bindings", bindings),
                               ("cuda.bindings.driver", cu)):
             monkeypatch.setitem(sys.modules, module, value)
-        monkeypatch.setattr("kerncast.measure._nvml.try_nvml", lambda *a: None)
+        monkeypatch.setattr("kerncast.measure._driver.try_nvml", lambda *a: None)
         return kind.make(device="h100", sm_count=16)
     if kind.name == "pocl":
         return pocl_backend

@@ -28,7 +28,7 @@ def _no_cubin(source, options, arch, name):
 
 def _cupy(monkeypatch, log, cubin=_no_cubin, **kw):
     monkeypatch.setitem(sys.modules, "cupy", fake_cupy(log, **kw))
-    monkeypatch.setattr("kerncast.measure._nvrtc.cubin_file", cubin)
+    monkeypatch.setattr("kerncast.measure._cupy.cubin_file", cubin)
     from kerncast.measure._cupy import CupyBackend
 
     return CupyBackend
@@ -129,7 +129,7 @@ def _driver(monkeypatch, log, **kw):
     monkeypatch.setitem(sys.modules, "cuda", cuda)
     monkeypatch.setitem(sys.modules, "cuda.bindings", bindings)
     monkeypatch.setitem(sys.modules, "cuda.bindings.driver", cu)
-    monkeypatch.setattr("kerncast.measure._nvml.try_nvml", lambda *a: None)
+    monkeypatch.setattr("kerncast.measure._driver.try_nvml", lambda *a: None)
     from kerncast.measure._driver import DriverBackend
 
     return DriverBackend

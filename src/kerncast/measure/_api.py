@@ -17,6 +17,7 @@ from kerncast.measure._factory import backend_language, make_backend
 from kerncast.measure._registry import BACKEND_KINDS
 from kerncast.measure._provenance import CpuMonitor, NullMonitor
 from kerncast.measure._timing import TimingPolicy
+from kerncast.devices import get_device
 
 __all__ = ["Measurement", "measure", "monitor_for", "monitor_of"]
 
@@ -106,8 +107,6 @@ def measure(kernel_name: str | CorpusKernel | Kernel, kernel_source: Any = None,
         Its ``row`` holds every ``times`` column; failures are returned, not raised.
     """
     if device is not None and backend != "pocl" and not str(device).startswith("cpu:"):
-        from kerncast.devices import get_device  # noqa: PLC0415
-
         get_device(device)  # an unknown name fails here, before any GPU library loads
     own = _own_job(kernel_name, kernel_source, problem_size, arguments, params, answer, atol,
                    tuning)

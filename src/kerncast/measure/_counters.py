@@ -19,6 +19,10 @@ from kerncast.corpus import get_kernel
 from kerncast.measure._ncu import NcuBatch, NcuObserver, NcuResult, available_metrics
 from kerncast.measure._plan import Item
 from kerncast.measure._provenance import row_provenance
+from kerncast.measure._run import launch_columns
+from kerncast.core import kernel_to_dict, launch_to_dict
+from kerncast.measure._cuda_common import entry_symbol
+from kerncast._errors import KerncastError
 
 __all__ = ["observer_for", "profile_job", "profile_sampled", "run_counters"]
 
@@ -42,8 +46,6 @@ def observer_for(out: Path) -> NcuObserver:
 
 def _row(campaign, item: Item, record: dict, result: NcuResult, batch: NcuBatch,
          observer: NcuObserver, clocks: tuple) -> dict:
-    from kerncast.measure._run import launch_columns  # noqa: PLC0415
-
     kernel = get_kernel(item.kernel, campaign.corpus_root)
     config = kernel.launch(item.size, dict(item.tunables))
     header = batch.describe or {}
@@ -161,9 +163,6 @@ def profile_job(backend, device: str | None, job, ks: tuple[int, ...], *, seed: 
                 timeout: float = 300.0, child_backend: str | None = None) -> list[dict]:
     """:func:`profile_sampled` of a :class:`~kerncast.measure.Job`: a corpus launch, or one's
     own, written for the profiled process (arrays with data as ``.npy`` files)."""
-    from kerncast.core import kernel_to_dict, launch_to_dict  # noqa: PLC0415
-    from kerncast.measure._cuda_common import entry_symbol  # noqa: PLC0415
-
     if job.corpus is not None:
         return profile_sampled(backend, device, *job.corpus, ks, seed=seed, timeout=timeout,
                                child_backend=child_backend)
@@ -177,9 +176,6 @@ def profile_job(backend, device: str | None, job, ks: tuple[int, ...], *, seed: 
 def _profile(backend, device: str | None, job, item: dict, entry: str, ks: tuple[int, ...], *,
              seed: int, timeout: float, child_backend: str | None,
              corpus_root: str | None = None) -> list[dict]:
-    from kerncast._errors import KerncastError  # noqa: PLC0415
-    from kerncast.measure._run import launch_columns  # noqa: PLC0415
-
     observer = NcuObserver()
     observer.check_metrics(available_metrics(observer.ncu))
     request = {"backend": child_backend or backend.name, "device": device, "seed": seed,

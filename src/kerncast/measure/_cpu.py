@@ -17,6 +17,7 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+import socket
 
 from kerncast._errors import KerncastError
 from kerncast.corpus import CorpusKernel, LaunchConfig
@@ -30,6 +31,7 @@ from kerncast.measure._provenance import (
 )
 from kerncast.measure._run import failure_row, launch_columns
 from kerncast.measure._timing import TimingPolicy, should_stop, summarize
+import kerncast
 
 __all__ = ["c_provenance", "measure_c"]
 
@@ -52,10 +54,6 @@ def _gcc_version() -> str:
 
 def c_provenance() -> dict[str, Any]:
     """Static provenance of C runs on this machine."""
-    import socket  # noqa: PLC0415
-
-    import kerncast  # noqa: PLC0415
-
     return {"device": host_cpu_key(), "device_name": cpu_model(),
             "driver_version": platform.release(), "runtime_version": _gcc_version(),
             "backend": "c", "kerncast_version": kerncast.__version__,

@@ -30,6 +30,7 @@ import numpy as np
 
 from kerncast._errors import InputError, ToolchainError
 from kerncast.core import Kernel
+from kerncast.devices import get_device
 
 __all__ = ["HELPERS_SOURCE", "NO_GPU_HINT", "PaidTiming", "entry_symbol", "find_function",
            "flush_launch", "nvrtc_options", "resolve_device_key", "spin_cycles"]
@@ -178,8 +179,6 @@ def resolve_device_key(device_name: str, wanted: str | None) -> str:
     InputError
         When the GPU has no spec, or is not the device the user asked for.
     """
-    from kerncast.devices import get_device  # noqa: PLC0415
-
     try:
         actual = get_device(device_name).key
     except InputError:

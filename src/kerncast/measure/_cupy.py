@@ -45,6 +45,11 @@ from kerncast.measure._cuda_common import (
     resolve_device_key,
     spin_cycles,
 )
+from kerncast.devices import get_device
+from kerncast._errors import ToolchainError
+from kerncast.measure._nvrtc import cubin_file
+from kerncast.measure._compare import device_output_problems
+from kerncast.measure._nvml import try_nvml
 
 __all__ = ["CupyBackend"]
 
@@ -115,7 +120,6 @@ class CupyBackend(PaidTiming, Backend):
         self._modules: dict[tuple, Any] = {}
         self._helpers = None
         self._flush_buffer = None
-        from kerncast.devices import get_device  # noqa: PLC0415
 
         self._spin = spin_cycles(get_device(self.device_key).compute.boost_clock_mhz, spin_us)
 
@@ -143,9 +147,6 @@ class CupyBackend(PaidTiming, Backend):
     def _module(self, text: str, options: tuple[str, ...], kernel: Kernel):
         """The kernel's module: PTX loaded as it is (the driver compiles it), the shared
         NVRTC cubin, or CuPy's own NVRTC run without one."""
-        from kerncast._errors import ToolchainError  # noqa: PLC0415
-        from kerncast.measure._nvrtc import cubin_file  # noqa: PLC0415
-
         name = kernel.display
         if kernel.language == "ptx":
             ptx = Path(tempfile.gettempdir()) / \
@@ -211,8 +212,6 @@ class CupyBackend(PaidTiming, Backend):
     def output_problems(self, kernel: CorpusKernel, dev_args: dict[str, Any],
                         want: dict[str, np.ndarray], key: tuple) -> list[str]:
         """The checks of ``kerncast.measure._run.output_problems``, done on the device."""
-        from kerncast.measure._compare import device_output_problems  # noqa: PLC0415
-
         expected = self.cached_upload(key[:4] + (key[5], "expected"), want)
         return device_output_problems(self._cp, kernel, dev_args, expected)
 
@@ -328,8 +327,6 @@ class CupyBackend(PaidTiming, Backend):
         return count
 
     def describe(self) -> dict[str, Any]:
-        from kerncast.measure._nvml import try_nvml  # noqa: PLC0415
-
         rt = self._cp.cuda.runtime
         version = int(rt.driverGetVersion())
         nvml = try_nvml(self.pci_bus_id)

@@ -49,6 +49,9 @@ from kerncast.measure._cuda_common import (
     resolve_device_key,
     spin_cycles,
 )
+from kerncast.devices import get_device
+from kerncast.measure._nvrtc import compile_cubin, nvrtc_version
+from kerncast.measure._nvml import try_nvml
 
 __all__ = ["DeviceBuffer", "DriverBackend", "DriverError", "GreenContext", "import_driver"]
 
@@ -201,7 +204,6 @@ class DriverBackend(PaidTiming, Backend):
         self._helpers: dict[str, Any] | None = None
         self._flush: DeviceBuffer | None = None
         self._held: list[Any] = []
-        from kerncast.devices import get_device  # noqa: PLC0415
 
         self._spin = spin_cycles(get_device(self.device_key).compute.boost_clock_mhz, spin_us)
 
@@ -210,8 +212,6 @@ class DriverBackend(PaidTiming, Backend):
 
     # -- compile --------------------------------------------------------------------------
     def _load(self, source: str, options: tuple[str, ...], name: str) -> Any:
-        from kerncast.measure._nvrtc import compile_cubin  # noqa: PLC0415
-
         key = (hash(source), options)
         module = self._modules.get(key)
         if module is None:
@@ -403,9 +403,6 @@ class DriverBackend(PaidTiming, Backend):
         return text.split("\0")[0].strip() or None
 
     def describe(self) -> dict[str, Any]:
-        from kerncast.measure._nvml import try_nvml  # noqa: PLC0415
-        from kerncast.measure._nvrtc import nvrtc_version  # noqa: PLC0415
-
         version = int(self._call("cuDriverGetVersion"))
         nvml = try_nvml(self.pci_bus_id)
         return {"device_name": self.device_name,

@@ -44,7 +44,7 @@ def _driver(device: str | None = None, sm_count: int | None = None, **_: Any) ->
 
 
 def _nvidia_opencl(device: str | None = None, **_: Any) -> Backend:
-    from kerncast.measure._cuda_common import resolve_device_key  # noqa: PLC0415
+    from kerncast.measure._cuda_common import resolve_device_key  # noqa: PLC0415 (on use: CUDA backends only)
     from kerncast.measure._opencl import OpenCLBackend  # noqa: PLC0415 (PyOpenCL on use)
 
     backend = OpenCLBackend("nvidia")
@@ -65,7 +65,7 @@ def _pocl(device: str | None = None, **_: Any) -> Backend:
 
 def _replay(device: str | None = None, sm_count: int | None = None, dataset: Any = None,
             language: str | None = None) -> Backend:
-    from kerncast.measure._replay import ReplayBackend  # noqa: PLC0415
+    from kerncast.measure._replay import ReplayBackend  # noqa: PLC0415 (on use: replay loads pandas)
 
     if dataset is None:
         raise InputError("--backend replay needs --dataset PATH (a dataset under data/)")

@@ -16,6 +16,14 @@ import json
 import sys
 import traceback
 from pathlib import Path
+from kerncast.corpus import get_kernel
+from kerncast.measure._job import corpus_job, user_job
+from kerncast.core import kernel_from_dict, launch_from_dict
+from kerncast.measure._cuda_common import entry_symbol
+from kerncast.measure._backend import LaunchError
+from kerncast.measure._session import Failure, LaunchSession
+from kerncast.measure._samples import resident_blocks, sampled_grid
+from kerncast.measure._factory import make_backend
 
 __all__ = ["main"]
 
@@ -28,13 +36,7 @@ def _write(handle, record: dict) -> None:
 def _work(backend, item: dict, job: dict):
     """The measurement job of an item: one's own launch as written by the parent, or a
     corpus kernel's configuration."""
-    from kerncast.corpus import get_kernel  # noqa: PLC0415
-    from kerncast.measure._job import corpus_job, user_job  # noqa: PLC0415
-
     if "user" in item:
-        from kerncast.core import kernel_from_dict, launch_from_dict  # noqa: PLC0415
-        from kerncast.measure._cuda_common import entry_symbol  # noqa: PLC0415
-
         kernel = kernel_from_dict(item["user"]["kernel"])
         return user_job(kernel, launch_from_dict(item["user"]["launch"])), entry_symbol(kernel)
     root = Path(job["corpus_root"]) if job.get("corpus_root") else None
@@ -44,9 +46,6 @@ def _work(backend, item: dict, job: dict):
 
 
 def _one(backend, item: dict, job: dict) -> dict:
-    from kerncast.measure._backend import LaunchError  # noqa: PLC0415
-    from kerncast.measure._session import Failure, LaunchSession  # noqa: PLC0415
-
     work, entry = _work(backend, item, job)
     config = work.launch
     record = {"kernel": work.name, "entry": entry, "config": work.columns["config"],
@@ -76,7 +75,6 @@ def _sampled(backend, config, resources: dict, k: int, record: dict):
     if not k:
         record["blocks_launched"] = config.blocks
         return config
-    from kerncast.measure._samples import resident_blocks, sampled_grid  # noqa: PLC0415
 
     psat = resident_blocks(backend, config, resources)
     grid = sampled_grid(tuple(config.grid), k * psat * backend.sm_count)
@@ -87,7 +85,6 @@ def _sampled(backend, config, resources: dict, k: int, record: dict):
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     job = json.loads(Path(argv[0]).read_text())
-    from kerncast.measure._factory import make_backend  # noqa: PLC0415
 
     with open(job["manifest"], "a") as manifest:
         # an SM count limits the launches to a green context of that many SMs

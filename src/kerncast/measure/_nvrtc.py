@@ -35,7 +35,7 @@ def _cache_dir() -> Path:
 def nvrtc_version() -> str:
     """NVRTC's version as "major.minor", or "" when cuda.bindings is missing."""
     try:
-        from cuda.bindings import nvrtc  # noqa: PLC0415
+        from cuda.bindings import nvrtc  # noqa: PLC0415 (on use: cuda-python)
 
         _, major, minor = nvrtc.nvrtcVersion()
     except Exception:  # noqa: BLE001 (no bindings, or no libnvrtc to load: nvcc instead)
@@ -44,7 +44,7 @@ def nvrtc_version() -> str:
 
 
 def _nvrtc_check(result, what: str):
-    from cuda.bindings import nvrtc  # noqa: PLC0415
+    from cuda.bindings import nvrtc  # noqa: PLC0415 (on use: cuda-python)
 
     err = result[0]
     if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
@@ -53,7 +53,7 @@ def _nvrtc_check(result, what: str):
 
 
 def _with_nvrtc(source: str, options: tuple[str, ...], arch: str, name: str) -> bytes:
-    from cuda.bindings import nvrtc  # noqa: PLC0415
+    from cuda.bindings import nvrtc  # noqa: PLC0415 (on use: cuda-python)
 
     prog = _nvrtc_check(nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), 0, None, None),
                         "create")

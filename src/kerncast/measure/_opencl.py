@@ -9,12 +9,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from importlib.metadata import version
 
 import numpy as np
 
 from kerncast._errors import ToolchainError
 from kerncast.core import Kernel, Launch
 from kerncast.measure._backend import Backend, CompileError, Compiled, DeviceMemoryError, Resources
+from kerncast.measure._provenance import host_cpu_key
+from kerncast.devices import get_device
 
 __all__ = ["OpenCLBackend"]
 
@@ -92,18 +95,13 @@ class OpenCLBackend(Backend):
 
     def _default_key(self) -> str:
         if self.kind == "cpu":
-            from kerncast.measure._provenance import host_cpu_key  # noqa: PLC0415
-
             return host_cpu_key()
-        from kerncast.devices import get_device  # noqa: PLC0415
 
         return get_device(self.device.name.strip()).key
 
     def _cache_bytes(self) -> int:
         if self.kind == "gpu":
             try:
-                from kerncast.devices import get_device  # noqa: PLC0415
-
                 return int(get_device(self.device_key).memory.l2_kib * 1024)
             except Exception:  # noqa: BLE001 (fall back to what OpenCL reports)
                 pass
@@ -207,8 +205,6 @@ class OpenCLBackend(Backend):
 
     def describe(self) -> dict[str, Any]:
         try:
-            from importlib.metadata import version  # noqa: PLC0415
-
             pyopencl_version = version("pyopencl")
         except Exception:  # noqa: BLE001
             pyopencl_version = ""

@@ -19,6 +19,7 @@ from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 from typing import Any
+import kerncast
 
 __all__ = [
     "CpuMonitor",
@@ -125,7 +126,6 @@ def static_provenance(backend: Any) -> dict[str, Any]:
     cached = getattr(backend, "_kc_provenance", None)
     if cached is not None:
         return cached
-    import kerncast  # noqa: PLC0415
 
     described = backend.describe()
     tools = {**python_tool_versions(), **described.get("tool_versions", {})}

@@ -15,6 +15,8 @@ from typing import Any
 from kerncast._errors import InputError, ToolchainError
 from kerncast.corpus import CorpusKernel, LaunchConfig
 from kerncast.measure._backend import Backend
+from kerncast.data import Dataset
+from kerncast.devices import get_device
 
 __all__ = ["ReplayBackend"]
 
@@ -48,8 +50,6 @@ class ReplayBackend(Backend):
 
     def __init__(self, dataset: Any, device: str | None = None, sm_count: int | None = None,
                  language: str | None = None):
-        from kerncast.data import Dataset  # noqa: PLC0415
-
         self.source = str(getattr(dataset, "name", "") or dataset)
         self.dataset = dataset if isinstance(dataset, Dataset) else Dataset.read(Path(dataset))
         times = self.dataset.times
@@ -69,7 +69,6 @@ class ReplayBackend(Backend):
                              f"({', '.join(recorded) or 'none'}); choose one with --device")
         if device.startswith("cpu:"):
             return device
-        from kerncast.devices import get_device  # noqa: PLC0415
 
         return get_device(device).key
 

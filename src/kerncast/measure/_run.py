@@ -31,6 +31,7 @@ from kerncast.measure._job import Job, as_job
 from kerncast.measure._prep import Prepared
 from kerncast.measure._provenance import NullMonitor, row_provenance, static_provenance
 from kerncast.measure._timing import TimingPolicy, time_repeatedly
+from kerncast.devices import occupancy
 
 __all__ = ["TooLarge", "buffer_bytes", "check_launchable", "failure_row", "launch_columns",
            "measure_config", "output_problems", "plan_input_sets"]
@@ -141,7 +142,6 @@ def failure_row(row: dict, status: str, error: str) -> dict:
 def check_launchable(backend: Backend, config: Any, compiled: Compiled) -> str | None:
     if backend.kind != "gpu" or backend.device_key.startswith("cpu:"):
         return None
-    from kerncast.devices import occupancy  # noqa: PLC0415
 
     res = compiled.resources
     if res.max_threads_per_block is not None and config.threads_per_block > res.max_threads_per_block:

@@ -42,6 +42,7 @@ from kerncast.measure._provenance import NullMonitor, row_provenance, static_pro
 from kerncast.measure._run import failure_row, launch_columns
 from kerncast.measure._session import Failure, LaunchSession
 from kerncast.measure._timing import TimingPolicy, time_repeatedly
+from kerncast.devices import occupancy
 
 __all__ = ["SAMPLE_MAX_FRACTION", "SAMPLE_MAX_SECONDS", "full_grid_columns", "measure_full",
            "measure_paid", "measure_samples", "multipliers", "resident_blocks", "sampled_grid"]
@@ -78,7 +79,6 @@ def resident_blocks(backend: Backend, config: Launch, resources: dict) -> int:
     """Psat: resident blocks per SM (1 work-group per compute unit on CPU devices)."""
     if _on_cpu(backend):
         return 1
-    from kerncast.devices import occupancy  # noqa: PLC0415
 
     shared = (resources.get("static_shared") or 0) + config.dynamic_shared
     return occupancy(backend.device_key, config.threads_per_block,

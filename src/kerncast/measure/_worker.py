@@ -26,6 +26,16 @@ import time
 import traceback
 from pathlib import Path
 from typing import Any
+from kerncast.measure._timing import TimingPolicy
+from kerncast.measure._factory import make_backend
+from kerncast.measure._api import monitor_for
+from kerncast.corpus import get_kernel
+from kerncast.measure._cpu import measure_c
+from kerncast.measure._plan import SWEPT
+from kerncast.measure._samples import measure_full, measure_paid, measure_samples
+from kerncast.measure._energy import measure_energy
+from kerncast.measure._nvml import NvmlEnergyObserver
+from kerncast._errors import KerncastError, ToolchainError
 
 __all__ = ["RESTART_EXIT", "main"]
 
@@ -60,14 +70,11 @@ class _Runner:
         self._main = None
         self._sweep: tuple[int, Any] | None = None
         self._monitor = None
-        from kerncast.measure._timing import TimingPolicy  # noqa: PLC0415
 
         self.policy = TimingPolicy(**job.get("policy", {}))
 
     def main_backend(self):
         if self._main is None:
-            from kerncast.measure._factory import make_backend  # noqa: PLC0415
-
             self._main = make_backend(self.job["backend"], device=self.job.get("device"))
             _emit("READY", _json(self._main.describe()))
         return self._main
@@ -76,7 +83,6 @@ class _Runner:
         if self._sweep is None or self._sweep[0] != sm_count:
             if self._sweep is not None:
                 self._sweep[1].close()
-            from kerncast.measure._factory import make_backend  # noqa: PLC0415
 
             name = self.job.get("sweep_backend", "driver")
             self._sweep = (sm_count, make_backend(name, device=self.job.get("device"),
@@ -85,24 +91,17 @@ class _Runner:
 
     def monitor(self, backend):
         if self._monitor is None:
-            from kerncast.measure._api import monitor_for  # noqa: PLC0415
-
             self._monitor = monitor_for(backend)
         return self._monitor
 
     def rows(self, item: dict) -> list[tuple[str, dict]]:
-        from kerncast.corpus import get_kernel  # noqa: PLC0415
-
         kernel = get_kernel(item["kernel"], self.root)
         config = kernel.launch(item["size"], item.get("tunables") or {})
         common = {"seed": self.job.get("seed", 0), "prep_dir": self.job.get("prep_dir")}
         experiment = item["experiment"]
         if experiment == "cpu":
-            from kerncast.measure._cpu import measure_c  # noqa: PLC0415
-
             return [("cpu", measure_c(kernel, config, seed=common["seed"],
                                       timeout=self.job.get("item_timeout", 600)))]
-        from kerncast.measure._plan import SWEPT  # noqa: PLC0415
 
         if experiment in SWEPT:
             backend = self.sweep_backend(item["sm_count"])
@@ -118,20 +117,11 @@ class _Runner:
                                   sm_count_requested=item.get("sm_count"), **common)
             return [("times", row)]
         if experiment in ("samples", "samples-full", "samples-paid"):
-            from kerncast.measure._samples import (  # noqa: PLC0415
-                measure_full,
-                measure_paid,
-                measure_samples,
-            )
-
             run = {"samples": measure_samples, "samples-full": measure_full,
                    "samples-paid": measure_paid}[experiment]
             rows = run(backend, kernel, config, policy=self.policy, monitor=monitor, **common)
             return [("samples", r) for r in rows]
         if experiment in ("energy", "energy-sweep"):
-            from kerncast.measure._energy import measure_energy  # noqa: PLC0415
-            from kerncast.measure._nvml import NvmlEnergyObserver  # noqa: PLC0415
-
             observer = NvmlEnergyObserver(monitor)
             return [("energy", measure_energy(backend, kernel, config, observer, monitor=monitor,
                                               **common))]
@@ -146,7 +136,6 @@ def main(argv: list[str] | None = None) -> int:
     job = json.loads(Path(argv[0]).read_text())
     runner = _Runner(job)
     stop_at = job.get("stop_at")
-    from kerncast._errors import KerncastError, ToolchainError  # noqa: PLC0415
 
     for item in job["items"]:
         if stop_at is not None and time.time() >= stop_at:
