@@ -69,7 +69,7 @@ def _hashable(key: Any) -> Any:
 
 def _load_skops(data: bytes) -> Any:
     try:
-        import skops.io  # noqa: PLC0415
+        import skops.io  # noqa: PLC0415 (on use: skops)
     except ImportError as exc:
         raise ToolchainError("loading a saved scikit-learn model needs skops, which is not "
                              "installed here; install it with 'pip install skops' (kerncast "

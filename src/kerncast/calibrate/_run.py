@@ -74,7 +74,7 @@ class _Bench:
 
     def _clock_mhz(self) -> float:
         try:
-            import pynvml  # noqa: PLC0415
+            import pynvml  # noqa: PLC0415 (on use: nvidia-ml-py)
 
             pynvml.nvmlInit()
             handle = pynvml.nvmlDeviceGetHandleByIndex(0)

@@ -18,6 +18,8 @@ import pandas as pd
 
 from kerncast._errors import InputError, unknown_name
 from kerncast.cpu._features import FEATURES
+from kerncast.data._dataset import read_table_files, table_files
+from kerncast.corpus import SIZE_NAMES, list_kernels
 
 __all__ = [
     "DEVICES",
@@ -62,8 +64,6 @@ def _check(device: str, variant: str) -> None:
 
 
 def _read_table(root: Path, table: str) -> pd.DataFrame:
-    from kerncast.data._dataset import read_table_files, table_files  # noqa: PLC0415
-
     files = table_files(root, table)
     if not files:
         raise InputError(f"{root} has no {table} table ({table}.parquet or parts/{table}/); "
@@ -79,8 +79,6 @@ def cpu_times(data_root: Path = DATA_ROOT) -> pd.DataFrame:
 
 
 def _default_labels() -> dict[tuple[str, str], str]:
-    from kerncast.corpus import SIZE_NAMES, list_kernels  # noqa: PLC0415
-
     return {(k.name, s): k.launch(s).label() for k in list_kernels() for s in SIZE_NAMES}
 
 

@@ -23,6 +23,8 @@ from pathlib import Path
 import pandas as pd
 
 from kerncast._errors import InputError
+from kerncast.data import schema
+from kerncast.data.schema import TABLE_KEYS
 
 __all__ = ["KEY_COLUMNS", "TABLES", "Dataset", "dedupe", "read_table_files", "table_files"]
 
@@ -112,8 +114,6 @@ def table_files(root: Path, table: str) -> list[Path]:
 
 def read_table_files(table: str, files: list[Path], validate: bool = True) -> pd.DataFrame:
     """Read, check and merge the files of one table into one frame with unique keys."""
-    from kerncast.data import schema  # noqa: PLC0415
-
     frames = []
     for path in files:
         frame = _read_parquet(path)
@@ -129,8 +129,6 @@ def read_table_files(table: str, files: list[Path], validate: bool = True) -> pd
 
 def dedupe(table: str, frame: pd.DataFrame) -> pd.DataFrame:
     """One row per key: an ``ok`` row before a failure, then the most recent."""
-    from kerncast.data.schema import TABLE_KEYS  # noqa: PLC0415
-
     keys = [k for k in TABLE_KEYS.get(table, KEY_COLUMNS) if k in frame.columns]
     if not len(frame) or not keys:
         return frame.reset_index(drop=True)

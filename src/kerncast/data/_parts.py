@@ -15,6 +15,9 @@ import socket
 from datetime import datetime, timezone
 from pathlib import Path
 
+import pandas as pd
+
+from kerncast.data import schema
 from kerncast.data._dataset import PARTS, TABLES, read_table_files, table_files
 
 __all__ = ["compact", "write_part"]
@@ -42,9 +45,6 @@ def write_part(root: str | Path, table: str, rows) -> Path | None:
     The rows are cast to the schema's types and checked against it before anything
     is written. Returns the part's path, or ``None`` when there were no rows.
     """
-    import pandas as pd  # noqa: PLC0415
-
-    from kerncast.data import schema  # noqa: PLC0415
 
     frame = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows))
     if not len(frame):
@@ -60,8 +60,6 @@ def write_part(root: str | Path, table: str, rows) -> Path | None:
 
 def compact(root: str | Path) -> dict[str, int]:
     """Merge every table's parts into ``<table>.parquet``; return rows per table."""
-    from kerncast.data import schema  # noqa: PLC0415
-
     root = Path(root)
     counts = {}
     for table in TABLES:

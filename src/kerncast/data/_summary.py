@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from pathlib import Path
+from kerncast.data.schema import provenance_columns
+from kerncast.data._dataset import Dataset
 
 __all__ = ["empty_provenance", "summarize"]
 
@@ -18,8 +20,6 @@ def empty_provenance(table: str, frame) -> dict[str, int]:
     A clock that a CPU device does not have, and the spread of a run that failed
     before it was timed, are not gaps.
     """
-    from kerncast.data.schema import provenance_columns  # noqa: PLC0415
-
     if not len(frame):
         return {}
     on_cpu = frame["device"].astype(str).str.startswith("cpu:") if "device" in frame \
@@ -57,8 +57,6 @@ def _describe(table: str, frame) -> dict:
 
 def summarize(path: str | Path) -> dict:
     """A JSON-ready description of the dataset at ``path`` (read and checked)."""
-    from kerncast.data._dataset import Dataset  # noqa: PLC0415
-
     path = Path(path)
     dataset = Dataset.read(path)
     tables = {name: _describe(name, frame) for name, frame in dataset.tables().items()

@@ -13,9 +13,13 @@ float64); :func:`validate` accepts that when every value is integral.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
+import pandas as pd
+
 from kerncast._errors import InputError
+from kerncast.data._metrics import METRICS
 
 __all__ = [
     "COUNTER_METRIC_PATTERN",
@@ -216,14 +220,10 @@ def provenance_columns(table: str) -> list[Column]:
 
 
 def _is_metric(name: str) -> bool:
-    import re  # noqa: PLC0415
-
     return re.match(COUNTER_METRIC_PATTERN, name) is not None
 
 
 def _dtype_ok(series, col: Column) -> bool:
-    import pandas as pd  # noqa: PLC0415
-
     api = pd.api.types
     if col.dtype in ("str", "json", "time"):
         return api.is_string_dtype(series) or api.is_object_dtype(series) or series.isna().all()
@@ -279,8 +279,6 @@ _PANDAS_TYPES = {"str": "object", "json": "object", "time": "object", "bool": "b
 
 def conform(table: str, frame):
     """Cast a freshly built table to the schema's types (missing nullable columns added)."""
-    import pandas as pd  # noqa: PLC0415
-
     frame = frame.copy()
     for col in columns(table):
         if col.name not in frame.columns:
@@ -309,8 +307,6 @@ def conform(table: str, frame):
 
 def render_markdown() -> str:
     """``data/SCHEMA.md``: the tables, their columns and the counter metric set."""
-    from kerncast.data._metrics import METRICS  # noqa: PLC0415
-
     out = [
         "# kerncast datasets: the schema",
         "",

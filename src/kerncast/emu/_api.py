@@ -13,6 +13,7 @@ from kerncast.emu._emulator import Machine
 from kerncast.emu._launch import Launch, as_launch, select_blocks
 from kerncast.emu._program import build_program
 from kerncast.ptx import Function, Module, parse
+from kerncast.emu._fround import EXACTNESS
 
 __all__ = ["EmulationResult", "emulate", "emulate_corpus", "DEFAULT_STEP_BUDGET",
            "DEFAULT_BATCH_THREADS"]
@@ -202,7 +203,6 @@ def emulate(kernel, launch, args, blocks="all", *, entry: str | None = None,
                       num_sms=num_sms, inplace=inplace,
                       stop_when_traced=stop_when_traced and memory_budget is not None,
                       values=values, constants=dict(constants or {}))
-    from kerncast.emu._fround import EXACTNESS  # noqa: PLC0415
 
     EXACTNESS.exact, previous = exact, EXACTNESS.exact
     try:

@@ -83,7 +83,7 @@ def _kernel_key(kernel: Kernel, arch: str) -> tuple:
 def _compiled(kernel: Kernel, arch: str) -> tuple:
     """(translation unit, parsed module) of ``kernel`` built for ``arch``; the last 64
     kept (a sweep compiles each define set once)."""
-    from kerncast.frontend import build  # noqa: PLC0415
+    from kerncast.frontend import build  # noqa: PLC0415 (on use: the compiler)
 
     key = _kernel_key(kernel, arch)
     if key not in _UNITS:
@@ -96,7 +96,7 @@ def _compiled(kernel: Kernel, arch: str) -> tuple:
 
 @lru_cache(maxsize=64)
 def _program_cached(module_id: int, module, entry: str):
-    from kerncast.emu._program import build_program  # noqa: PLC0415
+    from kerncast.emu._program import build_program  # noqa: PLC0415 (on use: the emulator)
 
     return build_program(module.kernel(entry), module)
 
@@ -357,7 +357,7 @@ def predict_launch(kernel: Kernel, launch: Launch, device: str | Device, *,
     emulating, simulating); ``budget`` is how many instructions of one SM's round the
     pipeline simulates (longer streams are sampled in windows); ``fixes`` names the
     limiters to remove (:data:`kerncast.sim._whatif.FIXES`: a what-if)."""
-    from kerncast.emu import emulate  # noqa: PLC0415
+    from kerncast.emu import emulate  # noqa: PLC0415 (on use: the emulator)
 
     started = time.perf_counter()
     fixes = check_fixes(fixes)

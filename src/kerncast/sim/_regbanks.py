@@ -35,6 +35,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from kerncast.trace._sasscode import assemble, tools_signature
+from kerncast.trace._sassmap import printed_module
+from kerncast.sim._pipeline import K_ALU
 
 __all__ = ["ARITHMETIC", "charge_conflicts", "conflict_cycles", "line_conflicts", "pc_conflicts"]
 
@@ -105,9 +108,7 @@ def pc_conflicts(program, arch: str) -> dict[int, float]:
     program whose SASS has any, cached on disk by the module's PTX text as assembled, the
     kernel, the architecture and the tools. Raises :class:`~kerncast.ToolchainError` when ptxas
     or nvdisasm is missing or fails, ``ValueError`` when the program has no module."""
-    from kerncast.frontend import _cache  # noqa: PLC0415
-    from kerncast.trace._sasscode import tools_signature  # noqa: PLC0415
-    from kerncast.trace._sassmap import printed_module  # noqa: PLC0415
+    from kerncast.frontend import _cache  # noqa: PLC0415 (on use: the compiler)
 
     if getattr(program, "module", None) is None:
         raise ValueError("register-bank conflicts need the PTX module of the program")
@@ -123,9 +124,6 @@ def pc_conflicts(program, arch: str) -> dict[int, float]:
 
 
 def _assembled_conflicts(program, arch: str) -> dict[int, float]:
-    from kerncast.trace._sasscode import assemble  # noqa: PLC0415
-    from kerncast.trace._sassmap import printed_module  # noqa: PLC0415
-
     text, line_of = printed_module(program.module)
     code = assemble(text, arch, name=program.kernel.name)
     by_line = line_conflicts(code.function(program.kernel.name))
@@ -143,8 +141,6 @@ def charge_conflicts(table: list, conflicts: dict[int, float]) -> list:
     arithmetic pc holding its pipe for one cycle plus its conflict cycles per SASS
     instruction it stands for, or for its own issue cycles where those are longer (the
     reads fit in them)."""
-    from kerncast.sim._pipeline import K_ALU  # noqa: PLC0415
-
     out = list(table)
     for pc, extra in conflicts.items():
         op = out[pc]

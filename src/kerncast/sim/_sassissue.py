@@ -30,6 +30,9 @@ from dataclasses import replace
 
 from kerncast.ptx import InstrClass
 from kerncast.sim._machine import PIPES
+from kerncast.trace._sasscode import assemble
+from kerncast.trace._sassmap import map_sass, printed_module
+from kerncast.sim._pipeline import K_ALU, K_MEM
 
 __all__ = ["charge_sass_issue", "pc_issue_ratios"]
 
@@ -42,9 +45,6 @@ def pc_issue_ratios(trace, arch: str, issued=None) -> dict[int, float]:
     pipeline issues it, predicated-off copies included; its executions by default). Raises
     :class:`~kerncast.ToolchainError` when ptxas or nvdisasm is missing or fails,
     ``ValueError`` when the trace holds no module."""
-    from kerncast.trace._sasscode import assemble  # noqa: PLC0415
-    from kerncast.trace._sassmap import map_sass, printed_module  # noqa: PLC0415
-
     program = getattr(trace, "program", None)
     if program is None or program.module is None:
         raise ValueError("SASS issue slots need the PTX module the trace was emulated from")
@@ -71,8 +71,6 @@ def pc_issue_ratios(trace, arch: str, issued=None) -> dict[int, float]:
 def charge_sass_issue(table: list, ratios: dict[int, float], program, machine) -> list:
     """``table`` with each pc issued as the SASS instructions ``ratios`` gives it (see
     the module doc for what is charged where)."""
-    from kerncast.sim._pipeline import K_ALU, K_MEM  # noqa: PLC0415
-
     out = list(table)
     for pc, ratio in ratios.items():
         op = out[pc]
