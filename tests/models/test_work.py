@@ -71,9 +71,7 @@ def test_work_counts_must_be_counts():
 def test_algorithmic_counts_need_the_modules_work_function(matmul, monkeypatch):
     import types
 
-    import kerncast.corpus
-
     bare = types.SimpleNamespace(inputs=None, reference=None)
-    monkeypatch.setattr(kerncast.corpus, "module_of", lambda kernel: bare)
+    monkeypatch.setattr("kerncast.models.work._algorithmic.module_of", lambda kernel: bare)
     with pytest.raises(WorkUnavailable, match="matmul.py defines no work\\(kernel, params\\)"):
         work_counts(*matmul, provider="algorithmic")

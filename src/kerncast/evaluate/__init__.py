@@ -29,6 +29,9 @@ from kerncast.evaluate._metrics import (
 from kerncast.evaluate._result import EvaluationResult
 from kerncast.evaluate._splits import Fold, kernel_folds
 from kerncast.evaluate._tables import SURVEY_BENCHMARKS, survey_kernels
+# matplotlib loads only when a figure is drawn (_figures imports it on use)
+from kerncast.evaluate._figures import roofline_figure
+from kerncast.evaluate._report import write_report
 
 __all__ = [
     "GROUP_COLUMNS",
@@ -54,14 +57,3 @@ __all__ = [
     "write_report",
 ]
 
-
-def __getattr__(name: str):
-    if name == "write_report":  # matplotlib is imported only when a report is written
-        from kerncast.evaluate._report import write_report  # noqa: PLC0415
-
-        return write_report
-    if name == "roofline_figure":  # matplotlib too
-        from kerncast.evaluate._figures import roofline_figure  # noqa: PLC0415
-
-        return roofline_figure
-    raise AttributeError(name)

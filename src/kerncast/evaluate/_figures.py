@@ -21,17 +21,17 @@ def safe_name(text: str) -> str:
 
 
 def _pyplot():
-    import matplotlib  # noqa: PLC0415
+    import matplotlib  # noqa: PLC0415 (on use: matplotlib)
 
     matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt  # noqa: PLC0415
+    import matplotlib.pyplot as plt  # noqa: PLC0415 (on use: matplotlib)
 
     return plt
 
 
 def _time_axis(axis) -> None:
     """Log-scale seconds labelled 1, 2 and 5 per decade in engineering units (20 µs)."""
-    from matplotlib.ticker import EngFormatter, LogLocator  # noqa: PLC0415
+    from matplotlib.ticker import EngFormatter, LogLocator  # noqa: PLC0415 (on use: matplotlib)
 
     axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     axis.set_minor_locator(LogLocator(base=10, subs=(3.0, 4.0, 6.0, 7.0, 8.0, 9.0)))
@@ -167,7 +167,7 @@ def sample_ladder_figure(ladders: dict[str, tuple[pd.DataFrame, float, int]], pa
     reach its steady state. ``ladders`` maps a title to (samples with ``waves`` and
     ``time_median_s``, the full run's seconds, the full grid's waves); samples with an
     ``l2_state`` column get a line per state."""
-    from matplotlib.ticker import NullFormatter, ScalarFormatter  # noqa: PLC0415
+    from matplotlib.ticker import NullFormatter, ScalarFormatter  # noqa: PLC0415 (on use: matplotlib)
 
     plt = _pyplot()
     n = max(len(ladders), 1)

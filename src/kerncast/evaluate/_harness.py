@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from sklearn.base import clone
 
 from kerncast._errors import InputError
 from kerncast.data import KEY_COLUMNS, Dataset
@@ -228,8 +229,6 @@ class _Runs:
             self._predict(model, fold.name, kernel, source, f"worker failed: {error}")
 
     def fold(self, model: Predictor, fold: Fold, data: Dataset, source: Dataset) -> None:
-        from sklearn.base import clone  # noqa: PLC0415
-
         estimator = clone(model)
         train = data.subset(list(fold.train))
         fit_error = _timed_fit(estimator, train, self.fits, fold.name)

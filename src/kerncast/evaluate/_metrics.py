@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy.stats import rankdata
 
 __all__ = [
     "GROUP_COLUMNS",
@@ -67,8 +68,6 @@ def error_summary(ape: np.ndarray) -> dict[str, float]:
 
 
 def _ranks(values: np.ndarray) -> np.ndarray:
-    from scipy.stats import rankdata  # noqa: PLC0415
-
     return rankdata(values, method="average")
 
 

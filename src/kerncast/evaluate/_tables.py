@@ -18,6 +18,7 @@ from kerncast.evaluate._metrics import (
     top1_regret_pct,
 )
 from kerncast.models import NEEDS
+from kerncast.corpus import get_kernel
 
 __all__ = [
     "MEASURED_NEEDS",
@@ -157,8 +158,6 @@ def comparison_table(per_model: pd.DataFrame, models: dict[str, dict]) -> pd.Dat
 
 
 def _benchmark_of(kernel: str) -> str | None:
-    from kerncast.corpus import get_kernel  # noqa: PLC0415
-
     try:
         spec = get_kernel(kernel)
         tags, names = set(spec.spec.tags), f"{kernel} {spec.app.name}".lower()

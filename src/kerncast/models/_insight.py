@@ -69,7 +69,7 @@ def what_if(kernel: str | Kernel, launch: Launch | None = None, *, device: str =
     with its ``launch``, or a corpus name (``corpus:NAME``, ``DIR:NAME``) with ``size``,
     ``tunables`` and ``language``."""
     from kerncast.sim import predict_launch  # noqa: PLC0415 (the simulator loads on use)
-    from kerncast.sim import check_fixes  # noqa: PLC0415
+    from kerncast.sim import check_fixes  # noqa: PLC0415 (on use: the simulator is heavy)
 
     chosen = check_fixes(fixes() if only is None else only)
     if isinstance(kernel, Kernel):

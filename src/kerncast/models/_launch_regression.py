@@ -51,9 +51,9 @@ class LaunchRegression(Predictor):
         self.alpha = alpha
 
     def _fit(self, dataset: Dataset) -> None:
-        from sklearn.linear_model import Ridge  # noqa: PLC0415
-        from sklearn.pipeline import make_pipeline  # noqa: PLC0415
-        from sklearn.preprocessing import StandardScaler  # noqa: PLC0415
+        from sklearn.linear_model import Ridge  # noqa: PLC0415 (on use: scikit-learn)
+        from sklearn.pipeline import make_pipeline  # noqa: PLC0415 (on use: scikit-learn)
+        from sklearn.preprocessing import StandardScaler  # noqa: PLC0415 (on use: scikit-learn)
 
         times = dataset.ok_times()
         times = times[np.isfinite(times["time_median_s"]) & (times["time_median_s"] > 0)]

@@ -17,6 +17,7 @@ import json
 import math
 from collections.abc import Mapping
 from pathlib import Path
+from importlib import resources
 from typing import Any
 
 
@@ -26,6 +27,11 @@ from kerncast.corpus import CorpusKernel, get_kernel
 from kerncast.models._base import LaunchInputs, Prediction, Predictor
 from kerncast.models._static import StaticSimulator
 from kerncast.models.registry import predictor_class
+from kerncast.corpus._spec import load_application
+from kerncast.measure._registry import BACKEND_KINDS
+from kerncast.devices import get_device
+from kerncast.models._journal import Journal
+from kerncast.execute import Failed, get_executor
 
 __all__ = ["accuracy_table", "predict", "resolve_kernel", "sweep", "sweep_space"]
 
@@ -40,8 +46,6 @@ def resolve_kernel(name: str | CorpusKernel) -> CorpusKernel:
         directory, kernel = text.rsplit(":", 1)
         path = Path(directory)
         if (path / "spec.toml").exists():
-            from kerncast.corpus._spec import load_application  # noqa: PLC0415
-
             app = load_application(path)
             for k in app.kernels:
                 if k.name == kernel:
@@ -74,7 +78,6 @@ def _inputs(predictor: Predictor, device: str, sm_count: int | None, backend: st
     if not predictor.needs & {"sampled_runs", "counters"}:
         return inputs
     from kerncast.measure._factory import make_backend  # noqa: PLC0415 (measure loads on use)
-    from kerncast.measure._registry import BACKEND_KINDS  # noqa: PLC0415
 
     kind = BACKEND_KINDS.get(backend)
     if "counters" in predictor.needs and kind is not None and kind.device != "gpu":
@@ -163,11 +166,6 @@ def accuracy_table(device: str) -> dict[str, Any]:
     """The shipped held-out accuracy of each model on the measured dataset of ``device``
     (``models/trained/accuracy-<h100|h200>.json``, written by
     ``benchmarks/zoo_accuracy.py --accuracy-out``); the H100's for another device."""
-    import json  # noqa: PLC0415
-    from importlib import resources  # noqa: PLC0415
-
-    from kerncast.devices import get_device  # noqa: PLC0415
-
     key = get_device(device).key.split("-")[0]
     folder = resources.files("kerncast.models") / "trained"
     path = folder / f"accuracy-{key}.json"
@@ -366,7 +364,6 @@ def _corpus_row(shared: tuple, config: Any) -> dict:
 def _journal(path: str | None, header: dict) -> Any:
     if path is None:
         return None
-    from kerncast.models._journal import Journal  # noqa: PLC0415
 
     return Journal(path, header)
 
@@ -376,8 +373,6 @@ def _fanned(fn, items: list, shared: tuple, executor: Any, progress, journal: An
     """``fn(shared, item)`` for every item on ``executor``, in the items' order; an item
     that failed in its worker is a failed row. Items whose key the ``journal`` holds are
     taken from it; each new row is added to it as it comes."""
-    from kerncast.execute import Failed, get_executor  # noqa: PLC0415
-
     runner = executor or get_executor("serial")
     keys = keys or [str(i) for i in range(len(items))]
     known = journal.rows if journal is not None else {}

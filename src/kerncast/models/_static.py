@@ -42,7 +42,7 @@ class StaticSimulator(Predictor):
         self.budget = budget
 
     def _one(self, row) -> Prediction:
-        from kerncast.sim import predict_launch  # noqa: PLC0415
+        from kerncast.sim import predict_launch  # noqa: PLC0415 (on use: the simulator is heavy)
 
         try:
             kernel, config = corpus_launch(row)

@@ -41,6 +41,7 @@ from kerncast.data import Dataset
 from kerncast.models._base import LaunchInputs, Prediction, Predictor
 from kerncast.models._sampling import JOIN, Sampling, _distrusted, sample_groups
 from kerncast.models.registry import register
+from kerncast.models._sampling import SeedLinear
 
 __all__ = ["SamplingSVR", "svr_features"]
 
@@ -91,8 +92,6 @@ def svr_features(sample: pd.Series, linear_ips: float) -> dict[str, float]:
 
 def _base_model(base: str):
     """The base linear model, unfitted (it learns nothing)."""
-    from kerncast.models._sampling import Sampling, SeedLinear  # noqa: PLC0415
-
     return SeedLinear() if base == "seed-linear" else Sampling()
 
 
@@ -199,11 +198,11 @@ class SamplingSVR(Predictor):
 
     # -- fit and predict ----------------------------------------------------------------
     def _fit(self, dataset: Dataset) -> None:
-        from sklearn.dummy import DummyRegressor  # noqa: PLC0415
-        from sklearn.model_selection import GridSearchCV, GroupKFold  # noqa: PLC0415
-        from sklearn.pipeline import make_pipeline  # noqa: PLC0415
-        from sklearn.preprocessing import StandardScaler  # noqa: PLC0415
-        from sklearn.svm import SVR  # noqa: PLC0415
+        from sklearn.dummy import DummyRegressor  # noqa: PLC0415 (on use: scikit-learn)
+        from sklearn.model_selection import GridSearchCV, GroupKFold  # noqa: PLC0415 (on use: scikit-learn)
+        from sklearn.pipeline import make_pipeline  # noqa: PLC0415 (on use: scikit-learn)
+        from sklearn.preprocessing import StandardScaler  # noqa: PLC0415 (on use: scikit-learn)
+        from sklearn.svm import SVR  # noqa: PLC0415 (on use: scikit-learn)
 
         self._check_params()
         rows = self._rows(dataset, with_target=True)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from kerncast.corpus import module_of
 from kerncast.models.work._counts import WorkCounts, WorkUnavailable, register_provider
 
 if TYPE_CHECKING:
@@ -51,8 +52,6 @@ def algorithmic_counts(kernel: CorpusKernel, config: LaunchConfig,
     WorkUnavailable
         If the application module defines no ``work()``.
     """
-    from kerncast.corpus import module_of  # noqa: PLC0415
-
     work = getattr(module_of(kernel), "work", None)
     if not callable(work):
         raise WorkUnavailable(

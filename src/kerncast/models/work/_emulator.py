@@ -49,6 +49,8 @@ import numpy as np
 from kerncast._errors import InputError, ToolchainError
 from kerncast.models.work._counts import WorkCounts, WorkUnavailable, register_provider
 from kerncast.trace import flop_weights
+from kerncast.trace import KINDS, SECTOR, SPACES, requests
+from kerncast.ptx import type_size
 
 if TYPE_CHECKING:
     from kerncast.corpus import CorpusKernel, LaunchConfig
@@ -91,8 +93,6 @@ class _Tally:
 
 def _recorded_sectors(trace, reqs) -> np.ndarray:
     """Global sectors per pc and access kind (load, store, atomic): ``[3, pcs]``."""
-    from kerncast.trace import KINDS, SPACES  # noqa: PLC0415
-
     pcs = len(trace.classes)
     out = np.zeros((len(KINDS), pcs))
     glob = reqs.space == SPACES.index("global")
@@ -105,9 +105,6 @@ def _recorded_sectors(trace, reqs) -> np.ndarray:
 def _unrecorded_sectors(item, threads: int) -> tuple[int | None, float]:
     """(access kind, sectors) of a global or generic memory instruction none of whose
     executions were recorded, as if perfectly coalesced (kind None: not one)."""
-    from kerncast.ptx import type_size  # noqa: PLC0415
-    from kerncast.trace import SECTOR  # noqa: PLC0415
-
     ins = item.instr if item.kind == "op" else None
     if ins is None or ins.opcode not in _MEMORY_KINDS or ins.space not in ("global", None) \
             or not ins.types:
@@ -131,8 +128,6 @@ def _extrapolated(trace, reqs, sectors: np.ndarray) -> np.ndarray:
 
 def _sector_bytes(trace) -> tuple[float, float]:
     """(read, written) global bytes of a trace: sectors x 32, atomics both ways."""
-    from kerncast.trace import SECTOR, requests  # noqa: PLC0415
-
     if len(trace.memory):
         reqs = requests(trace.memory)
         sectors = _recorded_sectors(trace, reqs)
@@ -156,9 +151,9 @@ def _tally_trace(trace) -> _Tally:
 def _prepared(kernel: CorpusKernel, config: LaunchConfig, language: str) -> tuple:
     """(module, entry, argument values, emulation options) of a corpus launch, with the
     compilation and arguments of the static predictor (:mod:`kerncast.sim`)."""
-    from kerncast.frontend import DEFAULT_ARCH  # noqa: PLC0415
-    from kerncast.sim._inputs import data_dependent, emulation_args  # noqa: PLC0415
-    from kerncast.sim._predict import _compiled, _program  # noqa: PLC0415
+    from kerncast.frontend import DEFAULT_ARCH  # noqa: PLC0415 (on use: the compiler is heavy)
+    from kerncast.sim._inputs import data_dependent, emulation_args  # noqa: PLC0415 (on use: simulator)
+    from kerncast.sim._predict import _compiled, _program  # noqa: PLC0415 (on use: simulator)
 
     try:
         source, launch = kernel.instance(config, language)
@@ -182,7 +177,7 @@ def _prepared(kernel: CorpusKernel, config: LaunchConfig, language: str) -> tupl
 @contextmanager
 def _emulator_failures(kernel: CorpusKernel, blocks: tuple | list = (), step_budget: int = 0):
     """Turn the emulator's failures into :class:`WorkUnavailable` (says why)."""
-    from kerncast.emu import (  # noqa: PLC0415
+    from kerncast.emu import (  # noqa: PLC0415 (on use: the emulator is heavy)
         EmulationError, StepBudgetExceeded, UnsupportedInstruction,
     )
 
@@ -202,7 +197,7 @@ def _emulator_failures(kernel: CorpusKernel, blocks: tuple | list = (), step_bud
 def _trace(kernel: CorpusKernel, config: LaunchConfig, prepared: tuple, blocks: list[int],
            step_budget: int, access_budget: int):
     """The trace of ``blocks`` of the launch."""
-    from kerncast.emu import emulate  # noqa: PLC0415
+    from kerncast.emu import emulate  # noqa: PLC0415 (on use: the emulator is heavy)
 
     module, entry, values, options = prepared
     with _emulator_failures(kernel, blocks, step_budget):
@@ -261,7 +256,7 @@ def emulator_counts(kernel: CorpusKernel, config: LaunchConfig, language: str = 
 
 def _sampled_counts(kernel: CorpusKernel, config: LaunchConfig, language: str,
                     budgets: tuple) -> WorkCounts:
-    from kerncast.emu import as_launch, select_blocks  # noqa: PLC0415
+    from kerncast.emu import as_launch, select_blocks  # noqa: PLC0415 (on use: the emulator is heavy)
 
     max_blocks, sample_steps, block_steps, access_budget = budgets
     prepared = _prepared(kernel, config, language)

@@ -360,7 +360,7 @@ def row_features(times: pd.DataFrame) -> np.ndarray:
 def _selector_fit(x: np.ndarray, f: np.ndarray, y: np.ndarray) -> Any:
     """A shallow tree that picks, from the launch and the bases' predictions, the base
     closest to the measured time."""
-    from sklearn.tree import DecisionTreeClassifier  # noqa: PLC0415
+    from sklearn.tree import DecisionTreeClassifier  # noqa: PLC0415 (on use: scikit-learn)
 
     tree = DecisionTreeClassifier(max_depth=_SELECTOR_DEPTH, random_state=0,
                                   min_samples_leaf=max(3, len(y) // 20))

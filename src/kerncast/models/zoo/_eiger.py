@@ -155,7 +155,7 @@ class _FoldGrams:
     Gram matrices of each fold (one pass over the data per fold)."""
 
     def __init__(self, x: np.ndarray, y: np.ndarray, groups: np.ndarray, folds: int):
-        from sklearn.model_selection import GroupKFold  # noqa: PLC0415
+        from sklearn.model_selection import GroupKFold  # noqa: PLC0415 (on use: scikit-learn)
 
         self.parts = []
         for train, test in GroupKFold(n_splits=folds).split(x, y, groups):

@@ -96,6 +96,9 @@ from kerncast._errors import InputError, KerncastError
 from kerncast.models._base import LaunchInputs, Prediction, Predictor
 from kerncast.models._rows import corpus_launch, tunables_of
 from kerncast.models.registry import register
+from kerncast.trace import SPACES, requests
+from kerncast.models.work._emulator import _unrecorded_sectors
+from kerncast.devices import get_device, occupancy
 
 __all__ = [
     "CASES", "MwpApplication", "MwpCwp", "MwpHardware", "MwpResult", "bw_per_warp",
@@ -489,8 +492,6 @@ class _Requests:
 def _recorded(trace: Any) -> tuple[np.ndarray, ...]:
     """Per pc, over the recorded global and local requests: (requests, coalesced ones,
     lines of the uncoalesced ones, sectors, requests of other spaces)."""
-    from kerncast.trace import SPACES, requests  # noqa: PLC0415
-
     pcs = len(trace.classes)
     if not len(trace.memory):
         zero = np.zeros(pcs)
@@ -514,8 +515,6 @@ def _requests(trace: Any) -> _Requests:
     early, a memory instruction none of whose requests was recorded counts as coalesced;
     where it did not, such an instruction ran with no active lane (predicated off) and
     counts as computation."""
-    from kerncast.models.work._emulator import _unrecorded_sectors  # noqa: PLC0415
-
     runs, threads = (np.asarray(a, float) for a in trace.pc_counts)
     n, coal, uncoal_lines, sectors, other = _recorded(trace)
     scale = np.divide(runs, n + other, out=np.zeros_like(runs), where=(n + other) > 0)
@@ -567,11 +566,10 @@ class _Emulated:
 def _emulate_round(kernel: Any, launch: Any, device: str, sm_count: int | None) -> _Emulated:
     """Compile ``launch`` for ``device`` and emulate the blocks the static model emulates
     for its round (:mod:`kerncast.sim`), with its arguments."""
-    from kerncast.devices import get_device, occupancy  # noqa: PLC0415
-    from kerncast.emu import emulate  # noqa: PLC0415
-    from kerncast.sim import machine_for  # noqa: PLC0415
-    from kerncast.sim._inputs import data_dependent, emulation_args  # noqa: PLC0415
-    from kerncast.sim._predict import (  # noqa: PLC0415
+    from kerncast.emu import emulate  # noqa: PLC0415 (on use: the emulator is heavy)
+    from kerncast.sim import machine_for  # noqa: PLC0415 (on use: simulator)
+    from kerncast.sim._inputs import data_dependent, emulation_args  # noqa: PLC0415 (on use: simulator)
+    from kerncast.sim._predict import (  # noqa: PLC0415 (on use: simulator)
         MEMORY_BUDGET, _check_fits, _choose_blocks, _compiled, _program,
     )
 

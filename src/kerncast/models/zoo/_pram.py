@@ -76,6 +76,7 @@ from kerncast.models._base import LaunchInputs, Prediction, Predictor
 from kerncast.models._rows import corpus_launch, tunables_of
 from kerncast.models.registry import register
 from kerncast.models.work import WorkCounts, WorkUnavailable, work_counts
+from kerncast.calibrate import load_calibration
 
 __all__ = ["DEFAULT_LATENCY_CYCLES", "GpuPram", "PramApp", "PramCycles", "PramPlatform",
            "launch_work", "pram_app", "pram_cycles", "pram_platform"]
@@ -173,8 +174,6 @@ def pram_cycles(app: PramApp, hw: PramPlatform) -> PramCycles:
 @lru_cache(maxsize=16)
 def _calibrated(device_key: str) -> tuple[float, float]:
     """(global-memory latency in cycles, launch overhead in seconds) of the device."""
-    from kerncast.calibrate import load_calibration  # noqa: PLC0415
-
     try:
         cal = load_calibration(device_key)
     except InputError:

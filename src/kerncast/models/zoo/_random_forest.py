@@ -169,7 +169,7 @@ class GpuRandomForest(Predictor):
         self.seed = seed
 
     def _fit(self, dataset: Dataset) -> None:
-        from sklearn.ensemble import RandomForestRegressor  # noqa: PLC0415
+        from sklearn.ensemble import RandomForestRegressor  # noqa: PLC0415 (on use: scikit-learn)
 
         x, y = _training_rows(dataset)
         if len(y) < 2:
