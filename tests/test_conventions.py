@@ -21,7 +21,6 @@ REASON = re.compile(r"^\s*\(\S[^)]*\)")
 #: (give the imports their reasons, then lower it or drop the entry), never up.
 UNREASONED = {
     "cli/_scale.py": 10,
-    "measure/_gpus.py": 7,
     "models/_scaling.py": 7,
 }
 

@@ -46,6 +46,8 @@ __all__ = [
     "time_repeatedly",
     "upload_args",
     "user_job",
+    "parse_gpus",
+    "run_on_gpus",
 ]
 
 _WHERE = {
@@ -61,6 +63,7 @@ _WHERE = {
     "measure_config": "_run", "measure_energy": "_energy", "measure_samples": "_samples",
     "resident_blocks": "_samples", "upload_args": "_session", "user_job": "_job",
     "BACKEND_KINDS": "_registry",
+    "parse_gpus": "_gpus", "run_on_gpus": "_gpus",
 }
 
 

@@ -61,7 +61,6 @@ from kerncast.devices import get_device
 from kerncast.measure._provenance import ncu_path, python_tool_versions, utc_now
 from kerncast.measure._nvml import try_nvml
 from kerncast.data import Dataset, compact, write_part
-from kerncast.measure._gpus import run_on_gpus
 from kerncast.measure._cpu import c_provenance
 import kerncast
 from kerncast.measure._samples import full_grid_columns
@@ -303,6 +302,8 @@ class Campaign:
     def run(self, progress: Callable[[int, int, str], None] | None = None) -> CampaignResult:
         """Measure what is not recorded yet; ``progress(done, total, what)`` reports."""
         if self.gpus:
+            from kerncast.measure._gpus import run_on_gpus  # noqa: PLC0415 (cycle: _gpus builds Campaigns)
+
             return run_on_gpus(self, self.gpus, self.executor, self.address, progress)
         self.check_tools()
         self.check_device()

@@ -18,13 +18,14 @@ import os
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kerncast._errors import InputError, ToolchainError
+from kerncast.execute import Failed, get_executor
+from kerncast.measure._campaign import Campaign, CampaignResult
+from kerncast.measure._cuda_common import resolve_device_key
+from kerncast.measure._nvml import gpu_count, gpu_name
 from kerncast.measure._plan import Item, Unit
-
-if TYPE_CHECKING:
-    from kerncast.measure._campaign import Campaign, CampaignResult
 
 __all__ = ["SHARDS_PER_GPU", "parse_gpus", "run_on_gpus", "shards_of"]
 
@@ -39,8 +40,6 @@ def parse_gpus(spec: str | Sequence[str] | None) -> tuple[str, ...]:
     names = [s.strip() for s in (spec.split(",") if isinstance(spec, str) else spec)]
     names = [n for n in names if n]
     if names == ["all"]:
-        from kerncast.measure._nvml import gpu_count  # noqa: PLC0415
-
         count = gpu_count()
         if count is None:
             raise ToolchainError("--gpus all needs NVML to count the GPUs (pip install "
@@ -81,8 +80,6 @@ def shards_of(units: list[Unit], gpus: int, total_sms: int,
 
 def _measure_shard(shared: dict[str, Any], kernels: list[str]) -> dict[str, Any]:
     """One shard, in a worker pinned to its GPU: a campaign over ``kernels``."""
-    from kerncast.measure._campaign import Campaign  # noqa: PLC0415
-
     gpu = os.environ.get("CUDA_VISIBLE_DEVICES", "")
     end_at = shared["end_at"]
     left = None if end_at is None else end_at - time.time()
@@ -98,9 +95,6 @@ def _check_gpus(campaign: Campaign, gpus: Sequence[str]) -> None:
     """Every GPU must be the ``--device`` (by NVML's name; skipped without NVML)."""
     if campaign.kind is None or campaign.kind.monitor != "nvml" or campaign.device_arg is None:
         return
-    from kerncast.measure._cuda_common import resolve_device_key  # noqa: PLC0415
-    from kerncast.measure._nvml import gpu_name  # noqa: PLC0415
-
     for gpu in gpus:
         name = gpu_name(gpu)
         if name is None:
@@ -115,9 +109,6 @@ def run_on_gpus(campaign: Campaign, gpus: Sequence[str], executor: str = "pool",
                 address: str | None = None,
                 progress: Callable[[int, int, str], None] | None = None) -> CampaignResult:
     """Run ``campaign`` over ``gpus`` (see the module); one result for all of them."""
-    from kerncast.execute import Failed, get_executor  # noqa: PLC0415
-    from kerncast.measure._campaign import CampaignResult  # noqa: PLC0415
-
     campaign.check_tools()
     _check_gpus(campaign, gpus)
     units, notes, planned = campaign.pending()
@@ -157,7 +148,7 @@ def run_on_gpus(campaign: Campaign, gpus: Sequence[str], executor: str = "pool",
                             dict(rows), dict(statuses), stopped and remaining > 0, False,
                             False, time.monotonic() - started, notes)
     if remaining == 0 and campaign.compact:
-        from kerncast.data import compact  # noqa: PLC0415
+        from kerncast.data import compact  # noqa: PLC0415 (on use: pandas)
 
         compact(campaign.out)
         result.compacted = True
