@@ -35,6 +35,20 @@ def test_scale_predicts_targets_with_measurements_and_a_plot(capsys, tmp_path):
     assert plot.stat().st_size > 0
 
 
+def test_scale_from_a_reduced_sm_base_with_the_published_model(capsys):
+    code, out, err = _run(capsys, ["scale", "corpus:matmul_tiled", "--size", "medium", "--base",
+                                   "h100:8", "--to", "h100:64,h200:132", "--method", "clusters",
+                                   "--json"])
+    assert code == 0, err
+    answer = json.loads(out)
+    assert answer["method"] == "clusters" and answer["base"] == "h100:8"
+    got = {(t["device"], t["sm_count"]): t for t in answer["targets"]}
+    assert set(got) == {("h100-sxm", 64), ("h200", 132)}
+    for target in got.values():
+        assert target["time_s"] < answer["base_time_s"]  # more SMs: faster
+        assert target["measured_time_s"] > 0
+
+
 def test_scale_defaults_to_every_configuration_in_a_table(capsys):
     code, out, err = _run(capsys, ["scale", "corpus:copy_vector"])
     assert code == 0, err
@@ -47,7 +61,8 @@ def test_scale_defaults_to_every_configuration_in_a_table(capsys):
     (["corpus:matmul_tiled", "--to", "mi300:32"], "unknown"),
     (["corpus:matmul_tiled", "--to", "a100:32"], "no measured surfaces"),
     (["corpus:matmul_tiled", "--base", "h200:64"], "no counters"),
-    (["corpus:matmul_tiled", "--base", "h100:64"], "h100:132, h200:132"),
+    (["corpus:matmul_tiled", "--base", "h100:64"], "run at h100:8, h100:132, h200:132"),
+    (["corpus:matmul_tiled", "--method", "forest"], "choose one of regression, clusters"),
     (["corpus:no_such_kernel"], "unknown kernel"),
     (["matmul_tiled.cu"], "corpus:NAME"),
 ])

@@ -12,8 +12,8 @@ from kerncast import InputError, NotFittedError
 from kerncast.data import Dataset
 from kerncast.models import Predictor, get_predictor
 from kerncast.models._scaling import (
-    FEATURES, SM_AXIS, base_inputs, base_runs, fit_surfaces, parse_configuration, predict_surface,
-    scaling_values, surface_frame,
+    FEATURES, PHYSICAL, SM_AXIS, base_inputs, base_physical, base_runs, fit_surfaces,
+    parse_configuration, physical_inputs, predict_surface, scaling_values, surface_frame,
 )
 
 BASE = ("h100-sxm", 132)
@@ -25,8 +25,10 @@ FAMILIES = {
     "bandwidth": (np.maximum(64 / AXIS, 1.0), 0.7),
     "latency": (np.ones_like(AXIS), 0.95),
 }
-#: Counters that tell the families apart (per family: FMA per warp, DRAM bytes read).
-SIGNATURE = {"compute": (400.0, 1e6), "bandwidth": (4.0, 4e9), "latency": (20.0, 1e7)}
+#: Counters that tell the families apart (per family: FMA per warp, DRAM bytes read, and
+#: the SM and DRAM throughputs in percent of peak that the regression reads).
+SIGNATURE = {"compute": (400.0, 1e6, 90.0, 2.0), "bandwidth": (4.0, 4e9, 20.0, 90.0),
+             "latency": (20.0, 1e7, 5.0, 3.0)}
 WARPS = 1000.0
 
 
@@ -44,13 +46,15 @@ def _instance_rows(kernel: str, family: str, rng: np.random.Generator) -> dict[s
             energy.append({**key, "device": device, "sm_count": s, "avg_power_w": power,
                            "idle_power_w": 100.0, "energy_per_launch_j": power * t,
                            "time_per_launch_s": t, "gpu_busy_fraction": 1.0})
-    fma, read = SIGNATURE[family]
+    fma, read, sm_pct, dram_pct = SIGNATURE[family]
     counters = [{**key, "device": BASE[0], "sm_count": 132, "sample_k": 0,
                  "smsp__warps_launched.sum": WARPS,
                  **dict.fromkeys(("smsp__inst_executed_pipe_alu.sum", "smsp__inst_executed_pipe_fp64.sum",
                                   "smsp__inst_executed_pipe_xu.sum", "dram__bytes_write.sum"), 0.0),
                  "smsp__inst_executed_pipe_fma.sum": fma * WARPS * (1 + rng.normal(0, 0.02)),
                  "dram__bytes_read.sum": read * (1 + rng.normal(0, 0.02)),
+                 "sm__throughput.avg.pct_of_peak_sustained_elapsed": sm_pct + rng.normal(0, 1),
+                 "dram__throughput.avg.pct_of_peak_sustained_elapsed": dram_pct + rng.normal(0, 1),
                  "threads_per_block": 256, "registers": 32, "blocks": 4096}]
     return {"times": times, "energy": energy, "counters": counters}
 
@@ -72,7 +76,8 @@ def planted() -> Dataset:
 
 def _fit(data: Dataset, **kw):
     runs = base_runs(data, BASE)
-    return fit_surfaces(surface_frame(data), base_inputs(runs, BASE), base=BASE, **kw), runs
+    return fit_surfaces(surface_frame(data), base_inputs(runs, BASE), base=BASE,
+                        physical=base_physical(runs, BASE), **kw), runs
 
 
 def test_parse_configuration_accepts_the_axis_and_refuses_the_rest():
@@ -96,9 +101,10 @@ def test_cluster_sets_recover_the_planted_surfaces(planted):
     assert np.allclose(device_132, sorted(h for _, h in FAMILIES.values()), atol=0.02)
 
 
-def test_network_picks_the_family_of_a_held_out_kernel(planted):
+@pytest.mark.parametrize("method", ["clusters", "regression"])
+def test_the_model_predicts_the_family_of_a_held_out_kernel(planted, method):
     train = planted.subset([k for k in planted.kernels() if not k.endswith("_7")])
-    surfaces, _ = _fit(train, n_clusters=3, quantities=("time",))
+    surfaces, _ = _fit(train, n_clusters=3, quantities=("time", "power"), method=method)
     runs = base_runs(planted, BASE)
     targets = [(d, s) for d in DEVICES for s in SM_AXIS]
     for family, (shape, h200) in FAMILIES.items():
@@ -130,8 +136,9 @@ def test_classifier_inputs_leave_out_what_restates_the_time():
     assert not [f for f in FEATURES if f in ("VIPC", "MemTime", "VALUBusy", "MemUnitBusy")]
 
 
-def test_predictor_round_trip_and_nan_at_the_base(planted, tmp_path):
-    model = get_predictor("scaling-surfaces", n_clusters=3)
+@pytest.mark.parametrize("method", ["clusters", "regression"])
+def test_predictor_round_trip_and_nan_at_the_base(planted, tmp_path, method):
+    model = get_predictor("scaling-surfaces", n_clusters=3, method=method)
     with pytest.raises(NotFittedError):
         model.predict(planted)
     model.fit(planted)
@@ -164,3 +171,34 @@ def test_explain_launch_points_to_scale_and_evaluate():
     model = get_predictor("scaling-surfaces")
     with pytest.raises(InputError, match="kerncast evaluate"):
         model.explain_launch(None, None, None)
+
+
+def test_regression_power_follows_the_planted_power(planted):
+    train = planted.subset([k for k in planted.kernels() if not k.endswith("_7")])
+    surfaces, runs = _fit(train, n_clusters=3, method="regression")
+    run = base_runs(planted, BASE).loc[("compute_7", "large", "bs=256")]
+    got = predict_surface(surfaces, float(run["time_s"]), run["counters"], [("h100-sxm", 32)],
+                          base_power_w=float(run["power_w"]), base_energy_j=float(run["energy_j"]))
+    assert got["power_w"].iloc[0] == pytest.approx(100 + 200 * 32 / 132, rel=0.05)
+    assert got["energy_j"].iloc[0] == pytest.approx(
+        (100 + 200 * 32 / 132) * run["time_s"] * 132 / 32, rel=0.08)
+
+
+def test_physical_inputs_count_waves_on_the_base_sm_count():
+    row = {"blocks": 4096, "threads_per_block": 256, "registers": 32,
+           "sm__throughput.avg.pct_of_peak_sustained_elapsed": 80.0}
+    at_132, at_8 = physical_inputs(row, 1e-3, "h100", 132), physical_inputs(row, 1e-3, "h100", 8)
+    assert set(at_132) == set(PHYSICAL)
+    # 256 threads and 32 registers: 8 resident blocks per SM on an H100
+    assert 2 ** at_132["Waves"] == pytest.approx(4096 / (132 * 8))
+    assert at_8["Waves"] - at_132["Waves"] == pytest.approx(np.log2(132 / 8))
+    assert at_132["SMThroughput"] == 80.0 and np.isnan(at_132["DRAMThroughput"])
+    assert at_132["BaseTime"] == pytest.approx(-3.0)
+
+
+def test_regression_needs_the_physical_inputs(planted):
+    runs = base_runs(planted, BASE)
+    with pytest.raises(InputError, match="physical inputs"):
+        fit_surfaces(surface_frame(planted), base_inputs(runs, BASE), base=BASE, method="regression")
+    with pytest.raises(InputError, match="method must be"):
+        fit_surfaces(surface_frame(planted), base_inputs(runs, BASE), base=BASE, method="forest")

@@ -43,13 +43,20 @@ def _kernel_name(kernel: str, data: Any) -> str:
     return name
 
 
-def _counter_bases(data: Any) -> str:
-    """The configurations (device:SMs) with Nsight Compute counters in ``data``."""
+def _counter_bases(data: Any, instance: tuple | None = None) -> str:
+    """The configurations (device:SMs) with Nsight Compute counters in ``data`` (of
+    ``instance``, a (kernel, size, config), where given)."""
     counters = data.counters
+    if counters is not None and len(counters) and instance is not None:
+        sel = ((counters["kernel"] == instance[0]) & (counters["size"] == instance[1])
+               & (counters["config"] == instance[2]))
+        if "status" in counters:
+            sel &= counters["status"] == "ok"
+        counters = counters[sel]
     if counters is None or not len(counters):
         return "no configuration"
-    pairs = counters[["device", "sm_count"]].drop_duplicates().itertuples(index=False)
-    return ", ".join(sorted(f"{d.split('-')[0]}:{int(n)}" for d, n in pairs))
+    pairs = sorted({(d, int(n)) for d, n in counters[["device", "sm_count"]].itertuples(index=False)})
+    return ", ".join(f"{d.split('-')[0]}:{n}" for d, n in pairs)
 
 
 def _instance(data: Any, name: str, size: str) -> tuple[str, str, str]:
@@ -66,11 +73,11 @@ def _base_run(data: Any, instance: tuple, base: tuple[str, int], text: str) -> A
     from kerncast.models._scaling import base_runs  # noqa: PLC0415
 
     runs = base_runs(data, base)
-    where = _counter_bases(data)
+    where = _counter_bases(data, instance)
     if instance not in runs.index:
         raise InputError(f"no measured run of {instance[0]} (size {instance[1]}, launch "
                          f"{instance[2]}) at {text}; measured base runs with counters exist at "
-                         f"{where}: use one of them as --base (size large)")
+                         f"{where}: use one of them as --base")
     run = runs.loc[instance]
     if run["counters"] is None:
         raise InputError(f"the base run of {instance[0]} at {text} has no counters (Nsight Compute "
@@ -96,14 +103,19 @@ def _measured(data: Any, instance: tuple) -> Any:
 
 
 def scale_table(kernel: str, size: str = "large", base: str = "h100:132",
-                to: str | None = None) -> tuple[Any, dict[str, Any]]:
+                to: str | None = None, method: str = "regression") -> tuple[Any, dict[str, Any]]:
     """Predicted time, power and energy at each target, with the measurements where they
-    exist; the model is fitted on every other kernel of the shipped data."""
+    exist; the model (``method``: ``"regression"`` or the published ``"clusters"``) is
+    fitted on every other kernel of the shipped data."""
     import numpy as np  # noqa: PLC0415
 
     from kerncast.models._scaling import (  # noqa: PLC0415
-        base_inputs, base_runs, fit_surfaces, parse_configuration, predict_surface, surface_frame,
+        METHODS, base_inputs, base_physical, base_runs, fit_surfaces, parse_configuration,
+        predict_surface, surface_frame,
     )
+
+    if method not in METHODS:
+        raise InputError(f"--method {method!r}: choose one of {', '.join(METHODS)}")
 
     data = _load()
     name = _kernel_name(kernel, data)
@@ -113,8 +125,9 @@ def scale_table(kernel: str, size: str = "large", base: str = "h100:132",
     devices = [base_cfg[0], *sorted(set(data.times["device"]) - {base_cfg[0]})]
     targets = _targets(to, base_cfg, devices)
     others = data.subset([k for k in data.kernels() if k != name])
-    surfaces = fit_surfaces(surface_frame(others), base_inputs(base_runs(others, base_cfg), base_cfg),
-                            base=base_cfg)
+    other_runs = base_runs(others, base_cfg)
+    surfaces = fit_surfaces(surface_frame(others), base_inputs(other_runs, base_cfg), base=base_cfg,
+                            method=method, physical=base_physical(other_runs, base_cfg))
     table = predict_surface(surfaces, float(run["time_s"]), run["counters"], targets,
                             base_power_w=float(run["power_w"]), base_energy_j=float(run["energy_j"]))
     meas = _measured(data, instance)
@@ -124,7 +137,8 @@ def scale_table(kernel: str, size: str = "large", base: str = "h100:132",
         table[f"error_{col}_pct"] = (table[col] / table[f"measured_{col}"] - 1) * 100
     info = {"kernel": name, "size": size, "config": instance[2], "base": base,
             "base_time_s": float(run["time_s"]), "base_power_w": float(run["power_w"]),
-            "trained_on": len(surfaces["kernels"]), "clusters": surfaces["n_clusters"]}
+            "trained_on": len(surfaces["kernels"]), "clusters": surfaces["n_clusters"],
+            "method": method}
     return table, info
 
 
@@ -140,9 +154,10 @@ def _show(table: Any, info: dict[str, Any]) -> None:
                     _pct(r.error_time_s_pct), f"{r.power_w:.0f}", _fmt(r.measured_power_w),
                     _pct(r.error_power_w_pct))
     console.print(out)
-    console.print(f"scaling-surfaces model fitted on the {info['trained_on']} other kernels "
-                  f"({info['clusters']} clusters per set); benchmarks/scaling_accuracy.py scores it "
-                  "held out by kernel")
+    how = ("regression on how the base run is bound" if info["method"] == "regression"
+           else f"published, {info['clusters']} clusters per set")
+    console.print(f"scaling-surfaces model ({how}) fitted on the {info['trained_on']} other "
+                  "kernels; benchmarks/scaling_accuracy.py scores it held out by kernel")
 
 
 def _fmt(value: float) -> str:
@@ -193,6 +208,8 @@ def scale_cmd(
     base: Annotated[str, typer.Option("--base", help="Base configuration DEVICE:SMS.")] = "h100:132",
     to: Annotated[str | None, typer.Option(
         "--to", help="Targets DEVICE:SMS,... (default: every measured configuration).")] = None,
+    method: Annotated[str, typer.Option(
+        "--method", help="regression (kerncast's, the default) or clusters (as published).")] = "regression",
     plot: Annotated[Path | None, typer.Option("--plot", help="Write heat maps to this PNG.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Write JSON for scripts.")] = False,
 ) -> None:
@@ -203,7 +220,7 @@ def scale_cmd(
     """
     if plot is not None:
         writable_parent(plot)
-    table, info = scale_table(kernel, size, base, to)
+    table, info = scale_table(kernel, size, base, to, method)
     if plot is not None:
         plot_surface(table, info, plot)
     if as_json:

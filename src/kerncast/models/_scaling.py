@@ -22,8 +22,17 @@ The same pipeline serves three quantities: time per launch, dynamic power (avera
 board power minus the device's idle power) and energy per launch. ``classifier="oracle"``
 picks the centroid nearest to the kernel's own measured values (for studies: it needs
 the measurements the model is meant to predict). ``space="log"`` clusters the logarithms
-of the scaling values instead of the values (kerncast's variant; ``"ratio"`` is the
-published one).
+of the scaling values instead of the values (``"ratio"`` is the published one).
+
+``method="regression"`` (kerncast's variant, the default: it predicts held-out kernels
+best) replaces the clusters and the classifier by one regression per quantity: extremely
+randomised trees on (base run, target) pairs learn ``log(q(target) / q(base))`` from how
+the base run is bound (its throughputs as percentages of peak, achieved occupancy, the
+waves of blocks per SM, its time) and where the target lies (the SM-count ratio, the
+device, the wave-quantised ratio ``ceil(waves at the target) / ceil(waves at the base)``).
+Every training instance with any measured target counts, also those measured on one
+device only. Energy is the base energy times the time and power factors.
+``method="clusters"`` is the published model.
 """
 
 from __future__ import annotations
@@ -40,9 +49,10 @@ from kerncast.data import Dataset
 from kerncast.models._base import LaunchInputs, Prediction, Predictor
 from kerncast.models.registry import register
 
-__all__ = ["FEATURES", "QUANTITIES", "SM_AXIS", "ScalingSurfaces", "classifier_inputs",
-           "fit_surfaces", "merge_datasets", "parse_configuration", "predict_surface",
-           "scaling_values", "surface_frame", "surface_grid"]
+__all__ = ["FEATURES", "METHODS", "PHYSICAL", "QUANTITIES", "SM_AXIS", "ScalingSurfaces",
+           "classifier_inputs", "fit_surfaces", "merge_datasets", "parse_configuration",
+           "physical_inputs", "predict_surface", "scaling_values", "surface_frame",
+           "surface_grid"]
 
 #: SM counts of the measured surfaces (green contexts below 132, the whole GPU at 132).
 SM_AXIS: tuple[int, ...] = (8, 16, 24, 32, 48, 64, 96, 132)
@@ -73,6 +83,25 @@ _MEM_STALLS = ("smsp__average_warps_issue_stalled_long_scoreboard_per_issue_acti
 #: before that and then only sharpens its outputs; the warning that it stopped is muted).
 KMEANS_STARTS = 4
 MLP_ITERATIONS = 300
+#: ``method="regression"``: its inputs, read from the base run (throughputs are percentages
+#: of peak over the run; Waves and BlocksPerSM are log2; BaseTime is log10 seconds).
+PHYSICAL: tuple[str, ...] = (
+    "SMThroughput", "DRAMThroughput", "L2Throughput", "L1Throughput", "IssueActive",
+    "AchievedOccupancy", "SMBusy", "Waves", "BlocksPerSM", "BaseTime",
+)
+_PHYSICAL_COUNTERS = {
+    "SMThroughput": "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+    "DRAMThroughput": "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+    "L2Throughput": "lts__throughput.avg.pct_of_peak_sustained_elapsed",
+    "L1Throughput": "l1tex__throughput.avg.pct_of_peak_sustained_active",
+    "IssueActive": "smsp__issue_active.avg.pct_of_peak_sustained_active",
+    "AchievedOccupancy": "sm__warps_active.avg.pct_of_peak_sustained_active",
+}
+#: The regression's two model choices, fixed beforehand and not tuned on the held-out
+#: kernels: trees per forest, and the fewest (base, target) pairs per leaf.
+REGRESSION_TREES = 200
+REGRESSION_LEAF = 2
+METHODS = ("regression", "clusters")
 _LD_SECTORS = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"
 _ST_SECTORS = "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"
 _SECTOR = 32
@@ -255,6 +284,74 @@ def classifier_inputs(counters: Mapping[str, Any], base_time_s: float, device: s
     }
 
 
+def _resident_blocks(row: Mapping[str, Any], device: str) -> float:
+    from kerncast.devices import occupancy  # noqa: PLC0415
+
+    try:
+        occ = occupancy(device, int(row["threads_per_block"]), int(row.get("registers") or 32),
+                        int(row.get("static_shared") or 0) + int(row.get("dynamic_shared") or 0))
+    except (KeyError, TypeError, ValueError, InputError):
+        return np.nan
+    return float(occ.blocks_per_sm) if occ.blocks_per_sm > 0 else np.nan
+
+
+def physical_inputs(counters: Mapping[str, Any], base_time_s: float, device: str = "h100",
+                    sm_count: int = SM_AXIS[-1]) -> dict[str, float]:
+    """What ``method="regression"`` reads from one base run (:data:`PHYSICAL`): how the
+    run is bound (throughputs as percentages of peak, achieved occupancy, the share of
+    the run the SMs were active), its waves (blocks over the resident blocks of
+    ``sm_count`` SMs, log2), its blocks per SM (log2) and its time (log10 s)."""
+    n = counters
+    out = {name: _num(n, metric) for name, metric in _PHYSICAL_COUNTERS.items()}
+    out["SMBusy"] = _ratio(_num(n, "sm__cycles_active.avg"), _num(n, "sm__cycles_elapsed.avg")) * 100
+    blocks = _num(n, "blocks")
+    waves = _ratio(blocks, sm_count * _resident_blocks(n, device))
+    out["Waves"] = np.log2(waves) if waves > 0 else np.nan
+    out["BlocksPerSM"] = np.log2(blocks / sm_count) if blocks > 0 else np.nan
+    out["BaseTime"] = np.log10(base_time_s) if base_time_s > 0 else np.nan
+    return out
+
+
+def _pair_features(x: np.ndarray, base_sm: int, target: tuple[int, int]) -> np.ndarray:
+    """A (base run, target) row: the base run's :data:`PHYSICAL` inputs (NaN read as 0),
+    then log2 of the SM-count ratio, the target device (0: the base device), and log2 of
+    the wave-quantised ratio ceil(waves at the target) / ceil(waves at the base)."""
+    device, sm_count = target
+    waves = 2.0 ** x[PHYSICAL.index("Waves")]
+    if np.isfinite(waves):
+        quantised = np.log2(np.ceil(waves * base_sm / sm_count) / np.ceil(waves))
+    else:
+        quantised = np.log2(base_sm / sm_count)
+    return np.r_[np.nan_to_num(x), np.log2(base_sm / sm_count), float(device), quantised]
+
+
+def _fit_regression(x: np.ndarray, grid: np.ndarray, base: tuple[int, int], seed: int,
+                    extra: np.ndarray | None = None) -> Any:
+    """Trees on every (training instance, measured target) pair: ``log(q(target) /
+    q(base))`` from :func:`_pair_features` (and ``extra`` per instance: the log base
+    power for power). ``base`` is (device index, SM index) in ``grid``."""
+    from sklearn.ensemble import ExtraTreesRegressor  # noqa: PLC0415
+
+    rows, ys = [], []
+    start = grid[:, base[0], base[1]]
+    for i in range(len(grid)):
+        if not (np.isfinite(x[i]).any() and np.isfinite(start[i]) and start[i] > 0):
+            continue
+        for d in range(grid.shape[1]):
+            for j, s in enumerate(SM_AXIS):
+                value = grid[i, d, j]
+                if (d, j) == base or not (np.isfinite(value) and value > 0):
+                    continue
+                feats = _pair_features(x[i], SM_AXIS[base[1]], (d, s))
+                rows.append(feats if extra is None else np.r_[feats, np.nan_to_num(extra[i])])
+                ys.append(np.log(value / start[i]))
+    if len(rows) < 2:
+        return None
+    trees = ExtraTreesRegressor(n_estimators=REGRESSION_TREES, min_samples_leaf=REGRESSION_LEAF,
+                                random_state=seed)
+    return trees.fit(np.array(rows), np.array(ys))
+
+
 # -- fitting ---------------------------------------------------------------------------------
 
 def _to_space(values: np.ndarray, space: str) -> np.ndarray:
@@ -305,8 +402,10 @@ def _fit_set(values: np.ndarray, x: np.ndarray, k: int, seed: int, space: str) -
 
 def fit_surfaces(frame: pd.DataFrame, inputs: pd.DataFrame, *, base: tuple[str, int],
                  n_clusters: int = 12, seed: int = 0, space: str = "ratio",
-                 quantities: Iterable[str] = tuple(QUANTITIES)) -> dict[str, Any]:
-    """Fit the cluster sets and classifiers of every quantity.
+                 quantities: Iterable[str] = tuple(QUANTITIES), method: str = "clusters",
+                 physical: pd.DataFrame | None = None) -> dict[str, Any]:
+    """Fit the cluster sets and classifiers of every quantity (and, with
+    ``method="regression"``, the regressions of time and power).
 
     Parameters
     ----------
@@ -322,9 +421,19 @@ def fit_surfaces(frame: pd.DataFrame, inputs: pd.DataFrame, *, base: tuple[str, 
         distinct kernels.
     space
         ``"ratio"`` clusters the scaling values (as published), ``"log"`` their logarithms.
+    method
+        ``"clusters"`` (published) or ``"regression"`` (kerncast's; see the module).
+    physical
+        :func:`physical_inputs` of each training instance's base run, indexed like
+        ``inputs`` (``method="regression"`` only).
     """
     if space not in ("ratio", "log"):
         raise InputError(f"space must be 'ratio' or 'log', not {space!r}")
+    if method not in METHODS:
+        raise InputError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
+    if method == "regression" and physical is None:
+        raise InputError("method='regression' needs the base runs' physical inputs "
+                         "(physical_inputs of each base run)")
     devices = [base[0], *sorted(set(frame["device"].astype(str)) - {base[0]})]
     idle = idle_power(frame)
     frame = _with_dynamic(frame, idle)
@@ -336,16 +445,25 @@ def fit_surfaces(frame: pd.DataFrame, inputs: pd.DataFrame, *, base: tuple[str, 
         lo, hi = np.nanmin(x_raw, axis=0), np.nanmax(x_raw, axis=0)
     has_run = np.isfinite(x_raw).any(axis=1)
     x = np.where(has_run[:, None], _normalise(x_raw, lo, hi), np.nan)
-    sets = {}
+    sets, regressions = {}, {}
+    index = pd.MultiIndex.from_tuples(inst, names=INSTANCE)
+    x_phys = (physical.reindex(index)[list(PHYSICAL)].to_numpy(dtype=float)
+              if physical is not None else None)
+    start = (0, SM_AXIS.index(int(base[1])))
     for quantity in quantities:
         _, grid = surface_grid(frame, QUANTITIES[quantity], devices)
         fitted = {name: _fit_set(v, x, n_clusters, seed, space)
                   for name, v in scaling_values(grid).items()}
         sets[quantity] = {name: s for name, s in fitted.items() if s is not None}
+        if method == "regression" and quantity in ("time", "power"):
+            _, board = surface_grid(frame, "power_w", devices)
+            grid = board if quantity == "power" else grid
+            extra = np.log(board[:, start[0], start[1]]) if quantity == "power" else None
+            regressions[quantity] = _fit_regression(x_phys, grid, start, seed, extra)
     return {"base": [base[0], int(base[1])], "devices": devices, "axis": list(SM_AXIS),
             "features": list(FEATURES), "lo": lo, "hi": hi, "idle_w": idle, "space": space,
-            "n_clusters": int(n_clusters), "sets": sets,
-            "kernels": sorted({k[0] for k in inst})}
+            "n_clusters": int(n_clusters), "sets": sets, "method": method,
+            "regressions": regressions, "kernels": sorted({k[0] for k in inst})}
 
 
 # -- prediction ------------------------------------------------------------------------------
@@ -428,6 +546,9 @@ def predict_surface(surfaces: Mapping[str, Any], base_time: float,
     if base_counters is not None:
         x = _normalised_inputs(surfaces, classifier_inputs(base_counters, base_time, base_dev,
                                                            int(surfaces["base"][1])))
+    if surfaces.get("method") == "regression" and truth is None:
+        return _predict_regression(surfaces, base_time, base_counters, list(targets),
+                                   base_power_w, base_energy_j)
     idle = surfaces["idle_w"]
     base_dyn = max(base_power_w - idle.get(base_dev, np.nan), DYNAMIC_FLOOR_W)
     starts = {"time": base_time, "power": base_dyn, "energy": base_energy_j}
@@ -443,6 +564,35 @@ def predict_surface(surfaces: Mapping[str, Any], base_time: float,
         row["power_w"] = row.pop("power") + idle.get(device, np.nan)
         row["time_s"], row["energy_j"] = row.pop("time"), row.pop("energy")
         rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _predict_regression(surfaces: Mapping[str, Any], base_time: float,
+                        base_counters: Mapping[str, Any] | None, targets: list[tuple[str, int]],
+                        base_power_w: float, base_energy_j: float) -> pd.DataFrame:
+    base_dev, base_sm = surfaces["base"][0], int(surfaces["base"][1])
+    devices = list(surfaces["devices"])
+    phys = (physical_inputs(base_counters, base_time, base_dev, base_sm)
+            if base_counters is not None else {})
+    x = np.array([phys.get(f, np.nan) for f in PHYSICAL], dtype=float)
+    known = bool(np.isfinite(x).any())
+    rows = []
+    for device, sm_count in targets:
+        feats = _pair_features(x, base_sm, (devices.index(device) if device in devices else -1,
+                                            int(sm_count)))
+        factors = {}
+        for quantity, extra in (("time", None), ("power", np.log(base_power_w))):
+            trees = surfaces["regressions"].get(quantity)
+            if trees is None or not known or device not in devices:
+                factors[quantity] = np.nan
+                continue
+            row = feats if extra is None else np.r_[feats, np.nan_to_num(extra)]
+            factors[quantity] = float(np.exp(trees.predict(row[None, :])[0]))
+        rows.append({"device": device, "sm_count": int(sm_count),
+                     "time_s": base_time * factors["time"],
+                     "power_w": base_power_w * factors["power"],
+                     "energy_j": base_energy_j * factors["time"] * factors["power"],
+                     "time_clusters": {}, "power_clusters": {}, "energy_clusters": {}})
     return pd.DataFrame(rows)
 
 
@@ -505,6 +655,16 @@ def base_inputs(runs: pd.DataFrame, base: tuple[str, int]) -> pd.DataFrame:
     return out
 
 
+def base_physical(runs: pd.DataFrame, base: tuple[str, int]) -> pd.DataFrame:
+    """:func:`physical_inputs` of every base run that has counters."""
+    rows = {key: physical_inputs(r["counters"], r["time_s"], base[0], base[1])
+            for key, r in runs.iterrows() if r["counters"] is not None}
+    out = pd.DataFrame.from_dict(rows, orient="index", columns=list(PHYSICAL))
+    if len(out):
+        out.index = pd.MultiIndex.from_tuples(out.index, names=INSTANCE)
+    return out
+
+
 # -- the predictor -----------------------------------------------------------------------------
 
 @register
@@ -514,19 +674,23 @@ class ScalingSurfaces(Predictor):
     name = "scaling-surfaces"
     needs = frozenset({"base_config_run", "counters"})
     learned = True
-    description = ("The scaling-surfaces seed (Wu et al.): K-means cluster sets of SM-count and "
-                   "device scaling values, a one-hidden-layer sigmoid network on the base run's "
-                   "counters chooses each; the base run's time is scaled along SM count, then device.")
+    description = ("The scaling-surfaces seed (Wu et al.) from one base run with counters: by "
+                   "default kerncast's variant (trees on how the base run is bound and its waves "
+                   "learn the time and power ratio to each target); method='clusters' is the "
+                   "published model (K-means cluster sets of SM-count and device scaling values, "
+                   "a one-hidden-layer sigmoid network on the counters chooses each).")
     insight = ("Which scaling family a kernel belongs to (compute-bound, bandwidth-bound, latency "
                "or launch limited) and its time and power at other SM counts and devices.")
     columns = ("kernel", "size", "config", "device", "sm_count")
 
     def __init__(self, *, base: str = DEFAULT_BASE, n_clusters: int = 12,
-                 classifier: str = "network", space: str = "ratio", seed: int = 0):
+                 classifier: str = "network", space: str = "ratio", method: str = "regression",
+                 seed: int = 0):
         self.base = base
         self.n_clusters = n_clusters
         self.classifier = classifier
         self.space = space
+        self.method = method
         self.seed = seed
 
     def _base(self) -> tuple[str, int]:
@@ -543,7 +707,8 @@ class ScalingSurfaces(Predictor):
             raise InputError(f"scaling-surfaces needs base runs with counters at {self.base} and "
                              "an sm-sweep; give a dataset with both (data/h100 and data/h200 merged)")
         self.surfaces_ = fit_surfaces(frame, inputs, base=base, n_clusters=self.n_clusters,
-                                      seed=self.seed, space=self.space)
+                                      seed=self.seed, space=self.space, method=self.method,
+                                      physical=base_physical(runs, base))
 
     def _predict(self, dataset: Dataset) -> np.ndarray:
         return self.predict_table(dataset)["time_s"].to_numpy(dtype=float)
