@@ -455,7 +455,7 @@ def fit_surfaces(frame: pd.DataFrame, inputs: pd.DataFrame, *, base: tuple[str, 
         fitted = {name: _fit_set(v, x, n_clusters, seed, space)
                   for name, v in scaling_values(grid).items()}
         sets[quantity] = {name: s for name, s in fitted.items() if s is not None}
-        if method == "regression" and quantity in ("time", "power"):
+        if method == "regression" and quantity in ("time", "power") and x_phys is not None:
             _, board = surface_grid(frame, "power_w", devices)
             grid = board if quantity == "power" else grid
             extra = np.log(board[:, start[0], start[1]]) if quantity == "power" else None
