@@ -19,10 +19,7 @@ REASON = re.compile(r"^\s*\(\S[^)]*\)")
 
 #: Imports without a reason left from before the rule, by file: a count may go down
 #: (give the imports their reasons, then lower it or drop the entry), never up.
-UNREASONED = {
-    "cli/_scale.py": 10,
-    "models/_scaling.py": 7,
-}
+UNREASONED: dict[str, int] = {}
 
 
 def _unreasoned() -> dict[str, list[int]]:

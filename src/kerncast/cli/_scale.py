@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from kerncast._errors import InputError
+from kerncast._errors import InputError, unknown_name
 from kerncast.cli._app import app
 from kerncast.cli._output import console, print_json, writable_parent
 
@@ -25,7 +25,7 @@ def _data_root() -> Path:
 
 def _load() -> Any:
     from kerncast.data import Dataset  # noqa: PLC0415  (pandas: not on every command)
-    from kerncast.models._scaling import merge_datasets  # noqa: PLC0415
+    from kerncast.models._scaling import merge_datasets  # noqa: PLC0415 (CLI start-up: models load on use)
 
     root = _data_root()
     return merge_datasets([Dataset.read(root / d) for d in _DATASETS])
@@ -37,8 +37,6 @@ def _kernel_name(kernel: str, data: Any) -> str:
                          "so give a corpus kernel as corpus:NAME (kerncast corpus list)")
     name = kernel.split(":", 1)[1]
     if name not in set(data.times["kernel"]):
-        from kerncast._errors import unknown_name  # noqa: PLC0415
-
         raise unknown_name("kernel", name, set(data.times["kernel"]))
     return name
 
@@ -70,7 +68,7 @@ def _instance(data: Any, name: str, size: str) -> tuple[str, str, str]:
 
 
 def _base_run(data: Any, instance: tuple, base: tuple[str, int], text: str) -> Any:
-    from kerncast.models._scaling import base_runs  # noqa: PLC0415
+    from kerncast.models._scaling import base_runs  # noqa: PLC0415 (CLI start-up: models load on use)
 
     runs = base_runs(data, base)
     where = _counter_bases(data, instance)
@@ -87,7 +85,7 @@ def _base_run(data: Any, instance: tuple, base: tuple[str, int], text: str) -> A
 
 
 def _targets(to: str | None, base: tuple[str, int], devices: list[str]) -> list[tuple[str, int]]:
-    from kerncast.models._scaling import SM_AXIS, parse_configuration  # noqa: PLC0415
+    from kerncast.models._scaling import SM_AXIS, parse_configuration  # noqa: PLC0415 (CLI start-up: models load on use)
 
     if to is None or to.strip().lower() == "all":
         return [(d, s) for d in devices for s in SM_AXIS if (d, s) != base]
@@ -95,7 +93,7 @@ def _targets(to: str | None, base: tuple[str, int], devices: list[str]) -> list[
 
 
 def _measured(data: Any, instance: tuple) -> Any:
-    from kerncast.models._scaling import INSTANCE, surface_frame  # noqa: PLC0415
+    from kerncast.models._scaling import INSTANCE, surface_frame  # noqa: PLC0415 (CLI start-up: models load on use)
 
     frame = surface_frame(data.subset([instance[0]]))
     sel = (frame[INSTANCE] == list(instance)).all(axis=1)
@@ -107,9 +105,9 @@ def scale_table(kernel: str, size: str = "large", base: str = "h100:132",
     """Predicted time, power and energy at each target, with the measurements where they
     exist; the model (``method``: ``"regression"`` or the published ``"clusters"``) is
     fitted on every other kernel of the shipped data."""
-    import numpy as np  # noqa: PLC0415
+    import numpy as np  # noqa: PLC0415 (CLI start-up: numpy on use)
 
-    from kerncast.models._scaling import (  # noqa: PLC0415
+    from kerncast.models._scaling import (  # noqa: PLC0415 (CLI start-up: models load on use)
         METHODS, base_inputs, base_physical, base_runs, fit_surfaces, parse_configuration,
         predict_surface, surface_frame,
     )
@@ -170,11 +168,11 @@ def _pct(value: float) -> str:
 
 def plot_surface(table: Any, info: dict[str, Any], path: Path) -> None:
     """Heat maps of the predicted time surface and, where measured, of its error."""
-    import matplotlib  # noqa: PLC0415
+    import matplotlib  # noqa: PLC0415 (on use: matplotlib)
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
-    import numpy as np  # noqa: PLC0415
+    import matplotlib.pyplot as plt  # noqa: PLC0415 (on use: matplotlib)
+    import numpy as np  # noqa: PLC0415 (CLI start-up: numpy on use)
 
     devices = list(dict.fromkeys(table["device"]))
     sms = sorted(set(table["sm_count"]))

@@ -46,6 +46,7 @@ import pandas as pd
 
 from kerncast._errors import InputError
 from kerncast.data import Dataset
+from kerncast.devices import get_device, occupancy
 from kerncast.models._base import LaunchInputs, Prediction, Predictor
 from kerncast.models.registry import register
 
@@ -118,7 +119,6 @@ def parse_configuration(text: str, devices: Iterable[str] | None = None) -> tupl
         For an unknown device, an SM count that is not a number, or one off the measured
         axis (:data:`SM_AXIS`), or a device not among ``devices``.
     """
-    from kerncast.devices import get_device  # noqa: PLC0415
 
     name, _, sms = str(text).strip().partition(":")
     device = get_device(name).key
@@ -233,7 +233,6 @@ def _ratio(num: float, den: float) -> float:
 
 def _static_occupancy(row: Mapping[str, Any], device: str) -> float:
     """The launch's theoretical occupancy (the seed's static Occupancy)."""
-    from kerncast.devices import occupancy  # noqa: PLC0415
 
     try:
         occ = occupancy(device, int(row["threads_per_block"]), int(row.get("registers") or 32),
@@ -285,7 +284,6 @@ def classifier_inputs(counters: Mapping[str, Any], base_time_s: float, device: s
 
 
 def _resident_blocks(row: Mapping[str, Any], device: str) -> float:
-    from kerncast.devices import occupancy  # noqa: PLC0415
 
     try:
         occ = occupancy(device, int(row["threads_per_block"]), int(row.get("registers") or 32),
@@ -330,7 +328,7 @@ def _fit_regression(x: np.ndarray, grid: np.ndarray, base: tuple[int, int], seed
     """Trees on every (training instance, measured target) pair: ``log(q(target) /
     q(base))`` from :func:`_pair_features` (and ``extra`` per instance: the log base
     power for power). ``base`` is (device index, SM index) in ``grid``."""
-    from sklearn.ensemble import ExtraTreesRegressor  # noqa: PLC0415
+    from sklearn.ensemble import ExtraTreesRegressor  # noqa: PLC0415 (on use: scikit-learn)
 
     rows, ys = [], []
     start = grid[:, base[0], base[1]]
@@ -366,7 +364,7 @@ def _normalise(x: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
 
 def _cluster(values: np.ndarray, k: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """K-means centroids and labels of ``values`` [n, d] (k clamped to the distinct rows)."""
-    from sklearn.cluster import KMeans  # noqa: PLC0415
+    from sklearn.cluster import KMeans  # noqa: PLC0415 (on use: scikit-learn)
 
     k = max(1, min(k, len(np.unique(values.round(12), axis=0))))
     km = KMeans(n_clusters=k, n_init=KMEANS_STARTS, random_state=seed).fit(values)
@@ -375,8 +373,8 @@ def _cluster(values: np.ndarray, k: int, seed: int) -> tuple[np.ndarray, np.ndar
 
 def _classifier(x: np.ndarray, labels: np.ndarray, seed: int) -> Any:
     """The seed's network: one sigmoid hidden layer with as many nodes as clusters."""
-    from sklearn.exceptions import ConvergenceWarning  # noqa: PLC0415
-    from sklearn.neural_network import MLPClassifier  # noqa: PLC0415
+    from sklearn.exceptions import ConvergenceWarning  # noqa: PLC0415 (on use: scikit-learn)
+    from sklearn.neural_network import MLPClassifier  # noqa: PLC0415 (on use: scikit-learn)
 
     classes = np.unique(labels)
     if len(classes) < 2:
