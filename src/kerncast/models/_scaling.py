@@ -643,24 +643,25 @@ def base_runs(dataset: Dataset, base: tuple[str, int]) -> pd.DataFrame:
     return runs.drop_duplicates(keys).set_index(keys)
 
 
-def base_inputs(runs: pd.DataFrame, base: tuple[str, int]) -> pd.DataFrame:
-    """:func:`classifier_inputs` of every base run that has counters."""
-    rows = {key: classifier_inputs(r["counters"], r["time_s"], base[0], base[1])
+def _per_base_run(runs: pd.DataFrame, base: tuple[str, int], inputs: Any,
+                  columns: Iterable[str]) -> pd.DataFrame:
+    """``inputs(counters, time, device, sm_count)`` of every base run that has counters."""
+    rows = {key: inputs(r["counters"], r["time_s"], base[0], base[1])
             for key, r in runs.iterrows() if r["counters"] is not None}
-    out = pd.DataFrame.from_dict(rows, orient="index", columns=list(FEATURES))
+    out = pd.DataFrame.from_dict(rows, orient="index", columns=list(columns))
     if len(out):
         out.index = pd.MultiIndex.from_tuples(out.index, names=INSTANCE)
     return out
+
+
+def base_inputs(runs: pd.DataFrame, base: tuple[str, int]) -> pd.DataFrame:
+    """:func:`classifier_inputs` of every base run that has counters."""
+    return _per_base_run(runs, base, classifier_inputs, FEATURES)
 
 
 def base_physical(runs: pd.DataFrame, base: tuple[str, int]) -> pd.DataFrame:
     """:func:`physical_inputs` of every base run that has counters."""
-    rows = {key: physical_inputs(r["counters"], r["time_s"], base[0], base[1])
-            for key, r in runs.iterrows() if r["counters"] is not None}
-    out = pd.DataFrame.from_dict(rows, orient="index", columns=list(PHYSICAL))
-    if len(out):
-        out.index = pd.MultiIndex.from_tuples(out.index, names=INSTANCE)
-    return out
+    return _per_base_run(runs, base, physical_inputs, PHYSICAL)
 
 
 # -- the predictor -----------------------------------------------------------------------------
