@@ -325,3 +325,82 @@ def test_the_catalogue_of_mistakes(tmp_path, capsys, argv, message):
     assert code == 2, text
     assert message in text and "Traceback" not in text
     assert not out.exists() or not any(out.rglob("*.parquet"))  # no partial dataset
+
+
+# Mistakes in a launch file: the template of 'kerncast new' with one line changed
+# (pattern -> replacement), then 'kerncast predict launch.toml'.
+LAUNCH_FILE_MISTAKES = [
+    (r'^kernel = .*', "", "'kernel' must name the kernel's entry and its source file"),
+    (r'^kernel = .*', 'kernel = "nosuch"', "kernel.cu (its kernels: scale_add)"),
+    (r'^source = .*', 'source = "missing.cu"', "k/missing.cu"),
+    (r'^grid = .*', "grid = [4096", "is not valid TOML"),
+    (r'^# seed = 0.*', "sede = 3", "unknown key 'sede'; a launch file takes"),
+    (r'"n=int32:1048576"', '"n=int33:1048576"', "type 'int33' is not a kernel argument type"),
+    (r'"x=float32\[n\]', '"x=float32[m]', "unknown name 'm' (known: a, n)"),
+    (r'uniform\(-1, 1\)",\n    "y', 'unifrm(-1, 1)",\n    "y', "unknown generator 'unifrm'"),
+    (r'\n    "y=float32.*', "", "scale_add takes 4 arguments; the launch gives 3"),
+    (r'^grid = .*', "grid = [-1]", "every grid dimension must be at least 1"),
+    (r'^block = .*', "block = [4096]", "exceeds the limit of 1024 threads per block"),
+    (r'^# problem_size = .*', "problem_size = [1024]",
+     "give the launch's grid or Kernel Tuner's problem_size (the grid derived from it), not both"),
+    (r'^# language = .*', 'language = "fortran"', "language 'fortran' is not one of cuda, opencl"),
+    (r'^# dynamic_shared = 0.*', "dynamic_shared = -4", "dynamic shared memory cannot be negative"),
+    (r'uniform\(-1, 1\)",\n    "y', 'npy(nope.npy)",\n    "y', "no such .npy file"),
+    (r'^grid = .*\n', "", "give the launch's grid (grid = [4096]) or Kernel Tuner's problem_size"),
+]
+
+
+@pytest.mark.parametrize("pattern, replacement, message", LAUNCH_FILE_MISTAKES,
+                         ids=lambda v: v[:40] if isinstance(v, str) else None)
+def test_the_catalogue_of_launch_file_mistakes(tmp_path, capsys, pattern, replacement, message):
+    import re
+
+    assert main(["new", str(tmp_path / "k")]) == 0
+    capsys.readouterr()
+    launch = tmp_path / "k" / "launch.toml"
+    text = launch.read_text()
+    changed = re.sub(pattern, replacement, text, count=1, flags=re.M)
+    assert changed != text, pattern  # the template still has the line the case changes
+    launch.write_text(changed)
+    code, stdout, err = _run(capsys, ["predict", str(launch)])
+    text = " ".join((err + stdout).split())
+    assert code == 2, text
+    assert message in text and "Traceback" not in text
+
+
+def _launch_file(tmp_path):
+    import kerncast
+
+    assert main(["new", str(tmp_path / "k")]) == 0
+    return kerncast.load_launch_file(tmp_path / "k" / "launch.toml")
+
+
+# Mistakes in the Python API: each raises kerncast.InputError with its reason.
+API_MISTAKES = [
+    (lambda k, f: k.predict(f(), device="nosuch"), "unknown device 'nosuch'"),
+    (lambda k, f: k.predict(3), "predict takes a kernel's name, a kerncast.Kernel with its "
+     "Launch, or a launch file"),
+    (lambda k, f: k.predict(f().kernel, None), "takes a kerncast.Launch"),
+    (lambda k, f: k.what_if(3), "a corpus kernel is named by a string"),
+    (lambda k, f: k.what_if(f(), only=["nosuch"]), "nosuch"),
+    (lambda k, f: k.sweep(f(), device="nosuch"), "unknown device 'nosuch'"),
+    (lambda k, f: k.compile("x", lang="fortran"), "unknown language 'fortran'"),
+    (lambda k, f: k.Launch((0,), (32,)), "every grid dimension must be at least 1"),
+    (lambda k, f: k.Array("float32", (-1,)), "needs at least one dimension, none negative"),
+    (lambda k, f: k.load_launch_file("nope.toml"), "no such launch file: nope.toml"),
+    (lambda k, f: k.get_device("nosuch"), "unknown device 'nosuch'"),
+    (lambda k, f: k.occupancy("h100", 2048, 32), "exceeds the h100-sxm limit of 1024 threads"),
+    (lambda k, f: k.emulate(None, (1, 32), []), "cannot emulate a NoneType"),
+    (lambda k, f: k.predict("corpus:copy_vector", size="huge"), "its sizes are small, medium"),
+    (lambda k, f: k.predict("corpus:copy_vector", model="sampling-svr", backend="pocl"),
+     "needs Nsight Compute counters of an NVIDIA GPU"),
+]
+
+
+@pytest.mark.parametrize("call, message", API_MISTAKES, ids=[m[:40] for _, m in API_MISTAKES])
+def test_the_catalogue_of_api_mistakes(tmp_path, call, message):
+    import kerncast
+
+    with pytest.raises(kerncast.InputError) as caught:
+        call(kerncast, lambda: _launch_file(tmp_path))
+    assert message in " ".join(str(caught.value).split())

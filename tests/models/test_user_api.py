@@ -139,3 +139,17 @@ def test_a_configuration_that_fails_to_build_is_a_row_and_the_sweep_goes_on():
     by_block = {r["block_size_x"]: r for r in results}
     assert by_block[64]["error"] and by_block[64]["time"] == float("inf")
     assert by_block[32]["time"] > 0 and not by_block[128]["error"]
+
+
+def test_a_launch_file_is_predicted_swept_and_explained_as_the_cli_does(tmp_path):
+    from kerncast.cli import main
+
+    assert main(["new", str(tmp_path / "k")]) == 0
+    launch = kerncast.load_launch_file(tmp_path / "k" / "launch.toml")
+    kernel, run = launch.launch()
+    alone = kerncast.predict(kernel, run)
+    assert kerncast.predict(launch).seconds == pytest.approx(alone.seconds)
+    results, env = kerncast.sweep(launch)
+    assert len(results) == 1 and results[0]["time"] == pytest.approx(alone.seconds * 1e3)
+    assert kerncast.what_if(launch, only=["occupancy"]).seconds == pytest.approx(
+        alone.seconds)

@@ -100,10 +100,16 @@ def _npy_array(path: Path) -> Array:
     return Array(dtype, shape or (1,), generator=Generator("npy", (str(path),)))
 
 
-def _resolve(generator: Generator, base: Path | None) -> Generator:
-    if generator.name == "npy" and base is not None and not Path(str(generator.args[0])).is_absolute():
-        return Generator("npy", (str(base / str(generator.args[0])),))
-    return generator
+def _resolve(generator: Generator, base: Path | None, spec: str) -> Generator:
+    if generator.name != "npy":
+        return generator
+    path = Path(str(generator.args[0])).expanduser()
+    if base is not None and not path.is_absolute():
+        path = base / path
+    if not path.is_file():
+        raise InputError(f"argument {spec!r}: no such .npy file: {path}; paths are relative to "
+                         "the launch file")
+    return Generator("npy", (str(path),))
 
 
 def parse_arg(spec: str, env: Mapping[str, Any] | None = None,
@@ -137,7 +143,7 @@ def parse_arg(spec: str, env: Mapping[str, Any] | None = None,
         shape = tuple(_int(s, env, f"argument {spec!r}: shape") for s in
                       array.group(2).split(",") if s.strip())
         gen = array.group(3)
-        generator = _resolve(parse_generator(gen), base) if gen and gen.strip() else None
+        generator = _resolve(parse_generator(gen), base, spec) if gen and gen.strip() else None
         return name, Array(dtype, shape, generator=generator)
     if sep:
         return name, _scalar(kind, rest, spec)
@@ -268,6 +274,9 @@ def load_launch_file(path: str | Path) -> LaunchFile:
         if not isinstance(raw.get(key), str):
             raise InputError(f"{path}: '{key}' must name the kernel's entry and its source "
                              'file, e.g. kernel = "saxpy" and source = "saxpy.cu"')
+    if "grid" in raw and "problem_size" in raw:
+        raise InputError(f"{path}: give the launch's grid or Kernel Tuner's problem_size (the "
+                         "grid derived from it), not both")
     if "grid" not in raw and "problem_size" not in raw:
         raise InputError(f"{path}: give the launch's grid (grid = [4096]) or Kernel Tuner's "
                          "problem_size")

@@ -94,6 +94,8 @@ def read_source(source: str | os.PathLike, lang: str | None, name: str | None = 
     if isinstance(source, str) and not source.strip():
         raise InputError("the source is empty; give a .cu, .cl or .ptx file, or the source "
                          "text with lang=")
+    if lang is not None:
+        language_of(lang, None)  # an unknown language is named before the source is looked for
     if isinstance(source, str) and _looks_like_text(source):
         language = language_of(lang, None)
         return Source(text=source, language=language, display=name or "<source>")

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kerncast._errors import InputError, KerncastError
-from kerncast.core import Kernel, Launch
+from kerncast.core import Kernel, Launch, LaunchFile
 from kerncast.data import Dataset
 from kerncast.devices import get_device
 from kerncast.models._predict import resolve_kernel
@@ -59,15 +59,16 @@ class WhatIf:
                 "based_on": self.based_on}
 
 
-def what_if(kernel: str | Kernel, launch: Launch | None = None, *, device: str = "h100",
+def what_if(kernel: str | Kernel | LaunchFile, launch: Launch | None = None, *, device: str = "h100",
             only: Iterable[str] | None = None, sm_count: int | None = None,
             size: str = "large", tunables: dict[str, int] | None = None,
             language: str = "cuda",
             progress: Callable[[str], None] | None = None) -> WhatIf:
     """Predict ``launch`` of ``kernel`` statically, as it is and with each fix
-    (``only`` those, default all of :func:`fixes`) removed. ``kernel`` is a :class:`kerncast.Kernel`
-    with its ``launch``, or a corpus name (``corpus:NAME``, ``DIR:NAME``) with ``size``,
-    ``tunables`` and ``language``."""
+    (``only`` those, default all of :func:`fixes`) removed. ``kernel`` is a
+    :class:`kerncast.Kernel` with its ``launch``, a launch file
+    (:func:`kerncast.load_launch_file`), or a corpus name (``corpus:NAME``, ``DIR:NAME``)
+    with ``size``, ``tunables`` and ``language``."""
     from kerncast.sim import predict_launch  # noqa: PLC0415 (the simulator loads on use)
     from kerncast.sim import check_fixes  # noqa: PLC0415 (on use: the simulator is heavy)
 
@@ -76,6 +77,8 @@ def what_if(kernel: str | Kernel, launch: Launch | None = None, *, device: str =
         if launch is None:
             raise InputError("what_if(kernel, launch): give the kerncast.Launch to predict")
         source, run = kernel, launch
+    elif isinstance(kernel, LaunchFile):
+        source, run = kernel.launch()
     else:
         corpus = resolve_kernel(kernel)
         source, run = corpus.instance(corpus.launch(size, tunables or {}), language)

@@ -22,7 +22,7 @@ from typing import Any
 
 
 from kerncast._errors import InputError, KerncastError
-from kerncast.core import Kernel, Launch, Tuning, UserKernel
+from kerncast.core import Kernel, Launch, LaunchFile, Tuning, UserKernel
 from kerncast.corpus import CorpusKernel, get_kernel
 from kerncast.models._base import LaunchInputs, Prediction, Predictor
 from kerncast.models._static import StaticSimulator
@@ -41,7 +41,10 @@ def resolve_kernel(name: str | CorpusKernel) -> CorpusKernel:
     (a directory with a ``spec.toml`` in the corpus format)."""
     if isinstance(name, CorpusKernel):
         return name
-    text = str(name)
+    if not isinstance(name, str):
+        raise InputError(f"a corpus kernel is named by a string (corpus:NAME or DIR:NAME); got a "
+                         f"{type(name).__name__}")
+    text = name
     if ":" in text and not text.startswith("corpus:"):
         directory, kernel = text.rsplit(":", 1)
         path = Path(directory)
@@ -88,7 +91,7 @@ def _inputs(predictor: Predictor, device: str, sm_count: int | None, backend: st
     return inputs
 
 
-def predict(kernel_name: str | CorpusKernel | Kernel, kernel_source: Any = None,
+def predict(kernel_name: str | CorpusKernel | Kernel | LaunchFile, kernel_source: Any = None,
             problem_size: Any = None, arguments: Any = None, *,
             params: Mapping[str, Any] | None = None, device: str = "h100",
             model: str = "static", sm_count: int | None = None, backend: str = "cupy",
@@ -106,7 +109,8 @@ def predict(kernel_name: str | CorpusKernel | Kernel, kernel_source: Any = None,
       and scalars (or :class:`kerncast.Array` descriptions, :class:`kerncast.View`,
       structs), ``params`` the configuration (a restriction that excludes it is an
       error); ``grid=``/``block=`` give the launch directly instead;
-    - ``predict(kernel, launch)`` with a :class:`kerncast.Kernel` and :class:`kerncast.Launch`;
+    - ``predict(kernel, launch)`` with a :class:`kerncast.Kernel` and :class:`kerncast.Launch`,
+      or ``predict(launch_file, params=...)`` with :func:`kerncast.load_launch_file`'s result;
     - a corpus kernel: ``predict("corpus:NAME", size=..., tunables=..., language=...)``
       (or ``DIR:NAME`` for a directory with a ``spec.toml`` in the corpus format).
 
@@ -134,6 +138,12 @@ def predict(kernel_name: str | CorpusKernel | Kernel, kernel_source: Any = None,
             raise InputError("predict(kernel, launch) takes a kerncast.Launch as its second "
                              "argument")
         kernel, launch, corpus = kernel_name, kernel_source, None
+    elif isinstance(kernel_name, LaunchFile):
+        (kernel, launch), corpus = kernel_name.launch(params), None
+    elif not isinstance(kernel_name, (str, CorpusKernel)):
+        raise InputError(f"predict takes a kernel's name, a kerncast.Kernel with its Launch, or "
+                         f"a launch file (kerncast.load_launch_file); got a "
+                         f"{type(kernel_name).__name__}")
     elif kernel_source is not None:
         user = UserKernel.of(kernel_name, kernel_source, problem_size, arguments,
                              restrictions=tuning.pop("restrictions", None), **tuning)
@@ -225,7 +235,7 @@ def _sweep_row(kernel: Kernel, launch: Launch, device: str, sm_count: int | None
             "registers": p.based_on.get("registers"), "error": ""}
 
 
-def sweep(kernel_name: str | CorpusKernel, kernel_source: Any = None, problem_size: Any = None,
+def sweep(kernel_name: str | CorpusKernel | LaunchFile, kernel_source: Any = None, problem_size: Any = None,
           arguments: Any = None, tune_params: Mapping[str, Any] | None = None, *,
           device: str = "h100", size: str = "large", language: str = "cuda",
           sm_count: int | None = None, cache: str | None = None, progress=None,
@@ -242,6 +252,9 @@ def sweep(kernel_name: str | CorpusKernel, kernel_source: Any = None, problem_si
     a GPU (``iterations``, ``answer``, ``verify``, ``strategy``, ``observers``, ...) are
     accepted and have no effect: every configuration is predicted.
 
+    A launch file (:func:`kerncast.load_launch_file`) is swept over its ``tune_params``,
+    returning the same ``(results, env)``.
+
     For a corpus kernel (no ``kernel_source``) it returns the rows over the kernel's
     whole launch space at ``size``, fastest first.
 
@@ -253,6 +266,9 @@ def sweep(kernel_name: str | CorpusKernel, kernel_source: Any = None, problem_si
     from kerncast.execute import get_executor  # noqa: PLC0415 (light; only for a sweep)
 
     runner = get_executor(executor, workers=workers, address=address)
+    if isinstance(kernel_name, LaunchFile):
+        return sweep_space(kernel_name, device=device, sm_count=sm_count, cache=cache,
+                           progress=progress, executor=runner, journal=journal)
     if kernel_source is None:
         return _corpus_sweep(kernel_name, device, size, language, sm_count, progress, runner,
                              journal)
