@@ -19,11 +19,15 @@ grid is divided so that every device finishes at the same time. Here:
    on a GPU or 20 times its first on a CPU, or covers 5% of the grid, or half its equal
    share) on a region of slices of its own, each timed three times by the device's
    timer; a line ``a + b s`` through them (:mod:`kerncast.split._plan`) predicts its
-   time for ``s`` slices;
+   time for ``s`` slices. A slower device of another kind starts its samples at one
+   slice and stops before a sample would take half the fastest's predicted rest;
 3. the samples' blocks count as done (each device keeps what its largest sample wrote)
    unless the kernel has ``inout`` buffers, which repeated samples would have updated
    several times: then every buffer is restored and the whole grid divided;
-4. the remaining slices are divided so that the predicted parts end together, each
+4. the remaining slices are divided so that the predicted parts, kept samples included,
+   end together. Where the devices are of different kinds, each slower device's share is
+   run once first (its outputs put back) and cut until it ends within 5% of the fastest's
+   part, or left out: a CPU's one slice or few understate what many cost. Each
    device runs its share in one launch, timed by its own timer (the devices run one
    after the other); the makespan is the longest device's time on the workload, its
    kept sample and its share, as if the devices had sampled and run at once; the wall
@@ -193,11 +197,13 @@ class _Device:
         return float(np.median([self.backend.time_launch(self.compiled, launch, self.dev)
                                 for _ in range(repeats)]))
 
-    def restore(self) -> None:
-        """Every output buffer as it was before any launch."""
+    def restore(self, saved: dict[str, np.ndarray] | None = None) -> None:
+        """Every output buffer as it was before any launch, or as ``saved`` (a
+        :meth:`download`) holds it."""
         self.backend.activate()
         for name in self.outputs:
-            self.backend.write(self.dev[name], np.ascontiguousarray(self.host[name]))
+            values = self.host[name] if saved is None else saved[name]
+            self.backend.write(self.dev[name], np.ascontiguousarray(values))
         self.backend.synchronize()
 
     def download(self) -> dict[str, np.ndarray]:
@@ -327,19 +333,23 @@ def _run(kernel: Kernel, launch: Launch, runners: list[_Device], axis: int,
                f"resident blocks together, fewer than {SHORT_WAVES}: divided by them")
         shares = proportional_shares([float(w) for w in waves], slices)
     elif slices < SHORT_WAVES * sum(waves) and probes is not None:
-        how, shares = _short_unlike(runners, probes, slices)
+        how, shares, fastest_s = _short_unlike(runners, probes, slices)
+        how += _verify(runners, shares, probes, cursor, kept, fastest_s, say)
     else:
         how = "by the samples' throughput"
         order = sorted(range(n), key=lambda i: probes[i]) if probes else list(range(n))
         for i in order:
             runner = runners[i]
             if probes and i != order[0]:
-                fastest = lines[order[0]]
-                if fastest is not None and probes[i] >= fastest.seconds(slices - cursor):
+                rest_s = _fastest_s(lines[order[0]], kept[order[0]], slices - cursor)
+                if probes[i] >= rest_s:
                     how += f"; {runner.spec} left out: one slice takes it longer than the rest"
                     continue
             say(f"sampling {runner.spec}")
-            samples = _samples(runner, cursor, slices, waves[i], n)
+            if probes and i != order[0]:  # from one slice, ending before the fastest would
+                samples = _samples(runner, cursor, slices, 1, n, limit_s=rest_s / 2)
+            else:
+                samples = _samples(runner, cursor, slices, waves[i], n)
             lines[i] = fit_line(samples)
             starts[i] = cursor
             sampled[i] = samples[-1][0] if reuse else 0
@@ -348,12 +358,18 @@ def _run(kernel: Kernel, launch: Launch, runners: list[_Device], axis: int,
         if not reuse:
             for runner in runners:
                 runner.restore()
-        active = [i for i in range(n) if lines[i] is not None]
-        divided = balanced_shares([line for line in lines if line is not None],
-                                  slices - cursor)
+        fitted = [(i, line) for i, line in enumerate(lines) if line is not None]
+        active = [i for i, _ in fitted]
+        # a device that kept its sample is busy that long before its share starts
+        divided = balanced_shares([Line(line.fixed_s + kept[i], line.per_slice_s)
+                                   for i, line in fitted], slices - cursor)
         shares = [0] * n
         for i, share in zip(active, divided):
             shares[i] = share
+        if probes:
+            lead = order[0]
+            how += _verify(runners, shares, probes, cursor, kept,
+                           lambda k: _fastest_s(lines[lead], kept[lead], k), say)
     sampling_s = time.perf_counter() - started
     say("running each device's share")
     parts, first = [], cursor
@@ -395,14 +411,16 @@ def _alike(runners: list[_Device]) -> bool:
 
 def _probe(runner: _Device) -> float:
     """One slice on ``runner`` (its fixed cost and a slice), then its buffers restored:
-    the cheapest measure of a device that may be too slow to take part at all."""
+    the cheapest measure of a device that may be too slow to take part at all. It may
+    understate what each slice costs in a larger launch (a CPU's does: the slice's
+    blocks run on idle cores), so a slower device's share is checked (:func:`_verify`)."""
     seconds = runner.time(0, 1, REPEATS)
     runner.restore()
     return seconds
 
 
 def _short_unlike(runners: list[_Device], probes: list[float], slices: int
-                  ) -> tuple[str, list[int]]:
+                  ) -> tuple[str, list[int], Callable[[int], float]]:
     """A short grid over devices of different kinds: the fastest one-slice device times the
     whole grid (restored after); a device whose one slice takes longer than that gets
     none; the others are weighted by their one-slice rate (a pessimistic one, fixed
@@ -417,13 +435,53 @@ def _short_unlike(runners: list[_Device], probes: list[float], slices: int
            f"the whole grid on {runners[fastest].spec}")
     if left:
         how += f"; {', '.join(left)} left out: one slice takes longer than the whole grid there"
-    return how, proportional_shares(rates, slices)
+    return how, proportional_shares(rates, slices), lambda k: whole * k / slices
 
 
-def _samples(runner: _Device, start: int, slices: int, wave: int,
-             devices: int) -> list[tuple[int, float]]:
+def _fastest_s(line: Line | None, kept_s: float, slices: int) -> float:
+    """The fastest device's predicted time for ``slices`` more, its kept sample included."""
+    return math.inf if line is None else kept_s + line.seconds(slices)
+
+
+#: A slower device's share is kept when it runs within this factor of the fastest's part.
+VERIFY_SLACK = 1.05
+VERIFY_TRIES = 3
+
+
+def _verify(runners: list[_Device], shares: list[int], probes: list[float], cursor: int,
+            kept: list[float], fastest_s: Callable[[int], float],
+            say: Callable[[str], None]) -> str:
+    """Run each slower device's share once (its outputs put back after) and shrink it
+    until the device, its kept sample included, ends within :data:`VERIFY_SLACK` of the
+    fastest device's part; its slices go to the fastest. A CPU's time for one slice or a
+    few understates its time for many. Changes ``shares``; returns what it did, for
+    :attr:`SplitResult.divided`."""
+    fastest = min(range(len(runners)), key=lambda i: probes[i])
+    notes = []
+    for i, runner in enumerate(runners):
+        saved = runner.download() if i != fastest and shares[i] else None
+        tries = 0
+        while saved is not None and shares[i] and tries < VERIFY_TRIES:
+            say(f"checking {runner.spec}'s share of {shares[i]} slice(s)")
+            took = kept[i] + runner.time(cursor + sum(shares[:i]), shares[i])
+            runner.restore(saved)
+            allowed = VERIFY_SLACK * fastest_s(shares[fastest])
+            if took <= allowed:
+                break
+            tries += 1
+            smaller = int(shares[i] * 0.9 * allowed / took) if tries < VERIFY_TRIES else 0
+            notes.append(f"{runner.spec} took {took * 1e6:.0f} µs for {shares[i]} slice(s) "
+                         f"against the fastest's {allowed / VERIFY_SLACK * 1e6:.0f} µs: "
+                         f"{'cut to ' + str(smaller) if smaller else 'left out'}")
+            shares[fastest] += shares[i] - smaller
+            shares[i] = smaller
+    return "".join(f"; {note}" for note in notes)
+
+
+def _samples(runner: _Device, start: int, slices: int, wave: int, devices: int,
+             limit_s: float = math.inf) -> list[tuple[int, float]]:
     """(slices, seconds) of growing samples of whole waves from slice ``start`` (see the
-    module)."""
+    module); none after one that took half of ``limit_s`` or more."""
     room = max(1, slices // (2 * devices))
     cap = min(room, max(wave, math.ceil(SAMPLE_SHARE * slices)))
     out: list[tuple[int, float]] = []
@@ -433,7 +491,7 @@ def _samples(runner: _Device, start: int, slices: int, wave: int,
         out.append((size, seconds))
         target = GPU_SAMPLE_S if runner.backend.kind == "gpu" else \
             CPU_SAMPLE_MULTIPLE * out[0][1]
-        if size >= cap or (len(out) >= 2 and seconds >= target):
+        if size >= cap or (len(out) >= 2 and seconds >= target) or 2 * seconds >= limit_s:
             return out
         size = min(2 * size, cap)
 
