@@ -8,7 +8,8 @@ CUDA, else the OpenCL version), ``kerncast.split`` runs the grid across the devi
 ``baselines=True``: the split kerncast chose from its samples (its first run, and timed again as
 the baselines are, on warm devices: the comparison uses the latter), the equal split, the split
 by peak floating-point rate, each device alone and, for two devices, the oracle (the best
-of the fractions 0-100% in steps of 10%, then 2% around the best). Kernels that cannot be
+of the fractions 0-100% in steps of 10%, then 2% around the best; fractions that cannot
+beat the best so far are not run). Kernels that cannot be
 split (global atomics, overlapping outputs, too few slices) are listed with the reason and
 not counted. Rows are written as each kernel ends (``--out``: Parquet, with the devices'
 names and the date), so that an interrupted run keeps what it measured.

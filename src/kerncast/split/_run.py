@@ -44,7 +44,9 @@ OpenCL devices the OpenCL C source with a prelude and a global work offset.
 
 Baselines (``baselines=True``), each measured the same way from the whole grid: the
 split in equal parts, the split by peak floating-point rate, each device alone, and for
-two devices the oracle split (the best of fractions in steps of 10%, then 2% around it).
+two devices the oracle split (the best of fractions in steps of 10%, then 2% around it,
+leaving out fractions where either device's part alone, at 80% of its rate alone, would
+take longer than the best so far). A launch of 50 ms or more is timed once.
 
 Refused, with the reason: kernels with global atomics (the order of updates from
 different devices is not kept, and each device's copy would hold part of the sums), and
@@ -75,6 +77,8 @@ SHORT_WAVES = 4
 SAMPLE_SHARE = 0.05
 GPU_SAMPLE_S = 200e-6
 CPU_SAMPLE_MULTIPLE = 20
+#: A launch this long is timed once: its repeats would differ by less than they cost.
+LONG_S = 0.05
 
 
 @dataclass
@@ -191,11 +195,13 @@ class _Device:
 
     def time(self, first: int, count: int, repeats: int = 1) -> float:
         """Seconds of slices ``[first, first + count)`` by the device's timer (the median
-        of ``repeats`` launches)."""
+        of ``repeats`` launches; one where the first takes :data:`LONG_S` or more)."""
         self.backend.activate()
         launch = self._slice(first, count)
-        return float(np.median([self.backend.time_launch(self.compiled, launch, self.dev)
-                                for _ in range(repeats)]))
+        times = [self.backend.time_launch(self.compiled, launch, self.dev)]
+        while len(times) < repeats and times[0] < LONG_S:
+            times.append(self.backend.time_launch(self.compiled, launch, self.dev))
+        return float(np.median(times))
 
     def restore(self, saved: dict[str, np.ndarray] | None = None) -> None:
         """Every output buffer as it was before any launch, or as ``saved`` (a
@@ -446,6 +452,9 @@ def _fastest_s(line: Line | None, kept_s: float, slices: int) -> float:
 #: A slower device's share is kept when it runs within this factor of the fastest's part.
 VERIFY_SLACK = 1.05
 VERIFY_TRIES = 3
+#: A slower device takes a share only where it saves the fastest this much of its time:
+#: a smaller gain is lost in the noise of the slower device's launch.
+VERIFY_GAIN = 0.05
 
 
 def _verify(runners: list[_Device], shares: list[int], probes: list[float], cursor: int,
@@ -459,11 +468,20 @@ def _verify(runners: list[_Device], shares: list[int], probes: list[float], curs
     fastest = min(range(len(runners)), key=lambda i: probes[i])
     notes = []
     for i, runner in enumerate(runners):
-        saved = runner.download() if i != fastest and shares[i] else None
+        if i == fastest or not shares[i]:
+            continue
+        alone = fastest_s(shares[fastest] + shares[i])
+        if alone - fastest_s(shares[fastest]) < VERIFY_GAIN * alone:
+            notes.append(f"{runner.spec} left out: its {shares[i]} slice(s) would save the "
+                         f"fastest less than {VERIFY_GAIN:.0%}")
+            shares[fastest] += shares[i]
+            shares[i] = 0
+            continue
+        saved = runner.download()
         tries = 0
-        while saved is not None and shares[i] and tries < VERIFY_TRIES:
+        while shares[i] and tries < VERIFY_TRIES:
             say(f"checking {runner.spec}'s share of {shares[i]} slice(s)")
-            took = kept[i] + runner.time(cursor + sum(shares[:i]), shares[i])
+            took = kept[i] + runner.time(cursor + sum(shares[:i]), shares[i], REPEATS)
             runner.restore(saved)
             allowed = VERIFY_SLACK * fastest_s(shares[fastest])
             if took <= allowed:
@@ -578,11 +596,29 @@ def _baselines(runners: list[_Device], slices: int) -> tuple[dict[str, float], f
         out[f"alone:{runner.spec}"] = runner.time(0, slices, REPEATS)
     if len(runners) != 2:
         return out, None
-    best = min(((_makespan(runners, _two(f, slices)), f) for f in np.linspace(0, 1, 11)))
-    fine = np.clip(best[1] + np.linspace(-0.1, 0.1, 11), 0, 1)
-    best = min([best, *((_makespan(runners, _two(f, slices)), f) for f in fine)])
+    alone = [out[f"alone:{r.spec}"] for r in runners]
+    best = (min(alone), 1.0 if alone[0] <= alone[1] else 0.0)
+    for f in np.linspace(0, 1, 11):
+        if not _hopeless(f, alone, best[0]):
+            best = min(best, (_makespan(runners, _two(f, slices)), f))
+    for f in np.clip(best[1] + np.linspace(-0.1, 0.1, 11), 0, 1):
+        if not _hopeless(f, alone, best[0]):
+            best = min(best, (_makespan(runners, _two(f, slices)), f))
     out["oracle"] = best[0]
     return out, float(best[1])
+
+
+#: A device's time for a fraction of the grid is taken to be at least this share of the
+#: fraction of its time alone (a smaller part fills its cores no better).
+HOPELESS_BOUND = 0.8
+
+
+def _hopeless(fraction: float, alone: list[float], best: float) -> bool:
+    """Whether giving the first device ``fraction`` of the grid (the second the rest)
+    cannot beat ``best``: either part alone would take longer. Saves the oracle search
+    the fractions that give a slow CPU most of a grid."""
+    parts = (fraction, 1.0 - fraction)
+    return any(HOPELESS_BOUND * p * a >= best for p, a in zip(parts, alone) if p > 0)
 
 
 def _two(fraction: float, slices: int) -> list[int]:
