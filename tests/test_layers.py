@@ -20,51 +20,7 @@ LAYERS = ("ptx", "core", "devices", "corpus", "frontend", "trace", "emu", "calib
 #: Packages that hold files, not code (``kerncast new``'s templates).
 RESOURCES = frozenset({"templates"})
 
-PRIVATE_IMPORTS = frozenset({
-    "kerncast.cli._evaluate -> kerncast.evaluate._report",
-    "kerncast.cli._measure -> kerncast.measure._campaign",
-    "kerncast.cli._measure -> kerncast.measure._plan",
-    "kerncast.cli._measure -> kerncast.measure._timing",
-    "kerncast.cli._predict -> kerncast.models._predict",
-    "kerncast.cli._scale -> kerncast.models._scaling",
-    "kerncast.cli._speedup -> kerncast.cpu._profile",
-    "kerncast.cli._train -> kerncast.models._trained",
-    "kerncast.corpus.__init__ -> kerncast.core._expr",
-    "kerncast.corpus._spec -> kerncast.core._expr",
-    "kerncast.corpus._validate -> kerncast.core._expr",
-    "kerncast.cpu._corpus -> kerncast.corpus._cversion",
-    "kerncast.cpu._xapp_data -> kerncast.data._dataset",
-    "kerncast.measure._compare -> kerncast.corpus._data",
-    "kerncast.measure._cpu -> kerncast.corpus._cversion",
-    "kerncast.measure._cuda_common -> kerncast.frontend._toolchain",
-    "kerncast.measure._ncu -> kerncast.data._metrics",
-    "kerncast.measure._prep -> kerncast.corpus._data",
-    "kerncast.measure._run -> kerncast.corpus._data",
-    "kerncast.models._live -> kerncast.measure._samples",
-    "kerncast.models._predict -> kerncast.corpus._spec",
-    "kerncast.models._predict -> kerncast.measure._factory",
-    "kerncast.models._predict -> kerncast.measure._job",
-    "kerncast.models._predict -> kerncast.measure._registry",
-    "kerncast.models._svr -> kerncast.measure._counters",
-    "kerncast.models._svr -> kerncast.measure._run",
-    "kerncast.models._svr -> kerncast.measure._samples",
-    "kerncast.models._xapp -> kerncast.cpu._xapp_data",
-    "kerncast.models._xapp -> kerncast.cpu._xapp_own",
-    "kerncast.models.work._emulator -> kerncast.sim._inputs",
-    "kerncast.models.work._emulator -> kerncast.sim._predict",
-    "kerncast.models.zoo._mwp_cwp -> kerncast.sim._inputs",
-    "kerncast.models.zoo._mwp_cwp -> kerncast.sim._predict",
-    "kerncast.sim._memory -> kerncast.trace._coalesce",
-    "kerncast.sim._predict -> kerncast.emu._program",
-    "kerncast.sim._regbanks -> kerncast.trace._sasscode",
-    "kerncast.sim._regbanks -> kerncast.trace._sassmap",
-    "kerncast.sim._sassissue -> kerncast.trace._sasscode",
-    "kerncast.sim._sassissue -> kerncast.trace._sassmap",
-    "kerncast.sim._whatif -> kerncast.trace._trace",
-    "kerncast.trace._sasscode -> kerncast.frontend._toolchain",
-    "kerncast.trace._sassmap -> kerncast.ptx._cfg",
-    "kerncast.trace._sassmap -> kerncast.ptx._printer",
-})
+PRIVATE_IMPORTS: frozenset[str] = frozenset()
 
 
 def _imports() -> list[tuple[str, str, str]]:

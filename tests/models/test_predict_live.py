@@ -79,12 +79,14 @@ def _replay(recorded, calls: list):
 def live(monkeypatch, recorded):
     _, samples, counters = recorded
     calls = []
+    import kerncast.measure as package
     import kerncast.measure._counters as counters_module
-    import kerncast.measure._factory as factory
     import kerncast.measure._samples as samples_module
 
-    monkeypatch.setattr(factory, "make_backend", lambda name, device=None: _Recorded())
-    monkeypatch.setattr(samples_module, "measure_samples", _replay(recorded, calls))
+    replay = _replay(recorded, calls)
+    monkeypatch.setattr(package, "make_backend", lambda name, device=None: _Recorded())
+    monkeypatch.setattr(package, "measure_samples", replay)
+    monkeypatch.setattr(samples_module, "measure_samples", replay)  # measure_full reads it there
 
     def profile(be, device, kernel, config, ks, **kw):
         calls.append(ks)
@@ -139,13 +141,13 @@ def test_live_seed_linear_runs_two_warm_samples(live, recorded):
 
 
 def test_live_sampling_on_a_cpu_device_keys_the_row_by_the_backend(monkeypatch, live, recorded):
-    import kerncast.measure._factory as factory
+    import kerncast.measure as package
 
     class _Cpu(_Recorded):
         name, device_key, language, sm_count, kind = "pocl", "cpu:test-16core", "opencl", 16, "cpu"
         l2_states = ("warm", "cold")
 
-    monkeypatch.setattr(factory, "make_backend", lambda name, device=None: _Cpu())
+    monkeypatch.setattr(package, "make_backend", lambda name, device=None: _Cpu())
     got = predict(KERNEL, model="sampling", backend="pocl", **{**_launch(recorded), "device": "cpu"})
     assert np.isfinite(got.seconds) and got.based_on["device"] == "cpu:test-16core"
 
@@ -153,8 +155,8 @@ def test_live_sampling_on_a_cpu_device_keys_the_row_by_the_backend(monkeypatch, 
 def test_live_svr_measures_the_whole_grid_where_its_base_distrusts_the_samples(monkeypatch):
     """sssp_relax: its samples are flagged, so the launch is run whole once more and the
     SVR passes that run on, as it does on the dataset."""
+    import kerncast.measure as package
     import kerncast.measure._counters as counters_module
-    import kerncast.measure._factory as factory
     import kerncast.measure._samples as samples_module
 
     data = Dataset.read(DATA)
@@ -179,8 +181,9 @@ def test_live_svr_measures_the_whole_grid_where_its_base_distrusts_the_samples(m
         runs.append("whole grid")
         return full.to_dict("records")
 
-    monkeypatch.setattr(factory, "make_backend", lambda name, device=None: _Recorded())
-    monkeypatch.setattr(samples_module, "measure_samples", measure_samples)
+    monkeypatch.setattr(package, "make_backend", lambda name, device=None: _Recorded())
+    monkeypatch.setattr(package, "measure_samples", measure_samples)
+    monkeypatch.setattr(samples_module, "measure_samples", measure_samples)  # measure_full reads it there
     monkeypatch.setattr(counters_module, "profile_sampled",
                         lambda *a, **kw: counters.to_dict("records"))
     got = predict("sssp_relax", device="h100", size=size,

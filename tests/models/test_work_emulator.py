@@ -6,7 +6,7 @@ import pytest
 
 import kerncast.emu
 import kerncast.models.work._emulator
-import kerncast.sim._predict
+import kerncast.sim
 from kerncast import ToolchainError
 from kerncast.corpus import get_kernel
 from kerncast.emu import UnsupportedInstruction
@@ -171,7 +171,7 @@ def test_a_missing_compiler_says_so(monkeypatch):
     def no_compiler(*args):
         raise ToolchainError("no CUDA compiler found")
 
-    monkeypatch.setattr(kerncast.sim._predict, "_compiled", no_compiler)
+    monkeypatch.setattr(kerncast.sim, "cached_unit", no_compiler)
     monkeypatch.setattr(kerncast.models.work._emulator, "_CACHE", {})
     kernel, config = _launch("matmul_tiled", tunables={"tile": 32})
     with pytest.raises(WorkUnavailable, match=(

@@ -88,12 +88,12 @@ def test_conflicts_hold_the_pipe_of_single_cycle_instructions_only():
 @pytest.mark.toolchain
 def test_arith_mixed_loop_conflicts_on_every_fma():
     from kerncast.corpus import get_kernel
-    from kerncast.sim._predict import _compiled, _program
+    from kerncast.sim import cached_program, cached_unit
     from kerncast.sim._regbanks import pc_conflicts
 
     kernel = get_kernel("arith_mixed")
-    tu, module = _compiled(kernel.instance(kernel.launch("small"))[0], "h100")
-    program = _program(module, tu.kernel(kernel.entry).entry)
+    tu, module = cached_unit(kernel.instance(kernel.launch("small"))[0], "h100")
+    program = cached_program(module, tu.kernel(kernel.entry).entry)
     conflicts = pc_conflicts(program, "sm_90")
     fmas = [pc for pc, item in enumerate(program.items)
             if item.kind == "op" and item.instr.opcode == "fma"]

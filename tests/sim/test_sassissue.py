@@ -55,13 +55,13 @@ def test_pcs_without_ratio_are_left_alone():
 def test_ratios_add_up_to_the_executed_sass():
     from kerncast.corpus import get_kernel, make_args
     from kerncast.emu import emulate
-    from kerncast.sim._predict import _compiled
+    from kerncast.sim import cached_unit
     from kerncast.sim._sassissue import pc_issue_ratios
     from kerncast.trace._sassmap import map_sass
 
     kernel = get_kernel("particle_likelihood")
     config = kernel.launch("small")
-    tu, module = _compiled(kernel.instance(config)[0], "h100")
+    tu, module = cached_unit(kernel.instance(config)[0], "h100")
     compiled = tu.kernel(kernel.entry)
     args = make_args(kernel, config, poison_outputs=False)
     trace = emulate(module, config, [args[a.name] for a in kernel.spec.args], [0],

@@ -58,7 +58,7 @@ def _run(dataset: Path, models: str, kernels, sizes, folds: str, test: Path | No
 
 
 def _table(frame, columns, title: str) -> Table:
-    from kerncast.evaluate._report import LABELS, format_value  # noqa: PLC0415 (CLI start-up: evaluate)
+    from kerncast.evaluate import LABELS, format_value  # noqa: PLC0415 (CLI start-up: evaluate)
 
     table = Table(title=title, title_justify="left")
     cols = [c for c in columns if c in frame]

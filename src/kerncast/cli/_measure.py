@@ -102,10 +102,9 @@ def _progress_bar(as_json: bool):
 def _campaign(device, backend, out, experiments, kernels, sizes, sm_counts, configs, deadline,
               workers, seed, item_timeout, retry_failed, corpus_root, flush_rows, budget,
               as_json, gpus=None, executor="pool", address=None) -> None:
-    from kerncast.measure._campaign import Campaign  # noqa: PLC0415 (CLI start-up: measure is heavy)
-    from kerncast.measure import parse_gpus  # noqa: PLC0415 (CLI start-up: measure is heavy)
-    from kerncast.measure._plan import DEFAULT_SM_COUNTS  # noqa: PLC0415 (CLI start-up: measure is heavy)
-    from kerncast.measure._timing import TimingPolicy  # noqa: PLC0415 (CLI start-up: measure is heavy)
+    from kerncast.measure import (  # noqa: PLC0415 (CLI start-up: measure is heavy)
+        DEFAULT_SM_COUNTS, Campaign, TimingPolicy, parse_gpus,
+    )
 
     if out is None:
         raise InputError("kerncast measure corpus needs --out DIR (the dataset directory)")

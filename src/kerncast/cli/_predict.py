@@ -181,8 +181,7 @@ def sweep_cmd(
       kerncast sweep corpus:matmul_regblock --device h100 --csv ranking.csv
       kerncast sweep vector_add.toml --cache vector_add_predicted.json
     """
-    from kerncast.models import sweep  # noqa: PLC0415 (CLI start-up: models is heavy)
-    from kerncast.models._predict import sweep_space  # noqa: PLC0415 (CLI start-up: models is heavy)
+    from kerncast.models import sweep, sweep_space  # noqa: PLC0415 (CLI start-up: models is heavy)
 
     target = target_of(kernel, lang=lang)
     if (cache is not None or compare is not None) and not target.own:

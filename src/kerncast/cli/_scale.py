@@ -25,7 +25,7 @@ def _data_root() -> Path:
 
 def _load() -> Any:
     from kerncast.data import Dataset  # noqa: PLC0415  (pandas: not on every command)
-    from kerncast.models._scaling import merge_datasets  # noqa: PLC0415 (CLI start-up: models load on use)
+    from kerncast.models import merge_datasets  # noqa: PLC0415 (CLI start-up: models load on use)
 
     root = _data_root()
     return merge_datasets([Dataset.read(root / d) for d in _DATASETS])
@@ -68,7 +68,7 @@ def _instance(data: Any, name: str, size: str) -> tuple[str, str, str]:
 
 
 def _base_run(data: Any, instance: tuple, base: tuple[str, int], text: str) -> Any:
-    from kerncast.models._scaling import base_runs  # noqa: PLC0415 (CLI start-up: models load on use)
+    from kerncast.models import base_runs  # noqa: PLC0415 (CLI start-up: models load on use)
 
     runs = base_runs(data, base)
     where = _counter_bases(data, instance)
@@ -85,7 +85,7 @@ def _base_run(data: Any, instance: tuple, base: tuple[str, int], text: str) -> A
 
 
 def _targets(to: str | None, base: tuple[str, int], devices: list[str]) -> list[tuple[str, int]]:
-    from kerncast.models._scaling import SM_AXIS, parse_configuration  # noqa: PLC0415 (CLI start-up: models load on use)
+    from kerncast.models import SM_AXIS, parse_configuration  # noqa: PLC0415 (CLI start-up: models load on use)
 
     if to is None or to.strip().lower() == "all":
         return [(d, s) for d in devices for s in SM_AXIS if (d, s) != base]
@@ -93,7 +93,7 @@ def _targets(to: str | None, base: tuple[str, int], devices: list[str]) -> list[
 
 
 def _measured(data: Any, instance: tuple) -> Any:
-    from kerncast.models._scaling import INSTANCE, surface_frame  # noqa: PLC0415 (CLI start-up: models load on use)
+    from kerncast.models import INSTANCE, surface_frame  # noqa: PLC0415 (CLI start-up: models load on use)
 
     frame = surface_frame(data.subset([instance[0]]))
     sel = (frame[INSTANCE] == list(instance)).all(axis=1)
@@ -107,7 +107,7 @@ def scale_table(kernel: str, size: str = "large", base: str = "h100:132",
     fitted on every other kernel of the shipped data."""
     import numpy as np  # noqa: PLC0415 (CLI start-up: numpy on use)
 
-    from kerncast.models._scaling import (  # noqa: PLC0415 (CLI start-up: models load on use)
+    from kerncast.models import (  # noqa: PLC0415 (CLI start-up: models load on use)
         METHODS, base_inputs, base_physical, base_runs, fit_surfaces, parse_configuration,
         predict_surface, surface_frame,
     )

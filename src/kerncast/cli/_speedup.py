@@ -80,7 +80,7 @@ def speedup_cmd(
 
     Example: kerncast speedup saxpy.c --region saxpy --device h100 -- 1000000
     """
-    from kerncast.cpu._profile import profile  # noqa: PLC0415 (CLI start-up: cpu loads on use)
+    from kerncast.cpu import profile  # noqa: PLC0415 (CLI start-up: cpu loads on use)
 
     if not threshold > 0:
         raise InputError(f"--threshold must be a positive speedup, not {threshold:g}")

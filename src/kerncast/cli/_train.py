@@ -29,8 +29,7 @@ def train_cmd(
     Example: kerncast train sampling-svr --dataset data/h100
     """
     from kerncast.data import Dataset  # noqa: PLC0415  (pandas: not on every command)
-    from kerncast.models import train  # noqa: PLC0415 (CLI start-up: models is heavy)
-    from kerncast.models._trained import trained_path  # noqa: PLC0415 (CLI start-up: models is heavy)
+    from kerncast.models import train, trained_path  # noqa: PLC0415 (CLI start-up: models is heavy)
 
     if out is not None:
         writable_parent(out)  # before the fit, which takes long

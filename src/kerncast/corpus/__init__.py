@@ -7,6 +7,9 @@ module (``.py``) with the seeded input generator and the NumPy reference.
 Kernels are addressed as ``corpus:NAME`` wherever a command takes a kernel.
 """
 
+from importlib import import_module
+from typing import Any
+
 from kerncast.corpus._catalog import (
     KERNEL_DIR,
     get_kernel,
@@ -15,11 +18,18 @@ from kerncast.corpus._catalog import (
     list_kernels,
 )
 from kerncast.corpus._data import (CorpusInputs, compare_outputs, corpus_instance,
-                                   expected_outputs, make_args, module_of)
-from kerncast.core._expr import evaluate
-from kerncast.corpus._spec import SIZE_NAMES, Application, Arg, CorpusKernel, LaunchConfig
+                                   expected_outputs, make_args, module_of, poison)
+from kerncast.core import evaluate
+from kerncast.corpus._spec import (SIZE_NAMES, Application, Arg, CorpusKernel, LaunchConfig,
+                                   load_application)
+
+# The C versions' build, loaded on first use (``kerncast.cli`` imports the corpus).
+_LAZY = {"CFLAGS": "_cversion", "INCLUDE_DIR": "_cversion", "build_c": "_cversion",
+         "write_run_dir": "_cversion"}
 
 __all__ = [
+    "CFLAGS",
+    "INCLUDE_DIR",
     "KERNEL_DIR",
     "SIZE_NAMES",
     "Application",
@@ -27,6 +37,7 @@ __all__ = [
     "CorpusInputs",
     "CorpusKernel",
     "LaunchConfig",
+    "build_c",
     "compare_outputs",
     "corpus_instance",
     "evaluate",
@@ -35,6 +46,22 @@ __all__ = [
     "is_corpus_ref",
     "list_applications",
     "list_kernels",
+    "load_application",
     "make_args",
     "module_of",
+    "poison",
+    "write_run_dir",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    where = _LAZY.get(name)
+    if where is None:
+        raise AttributeError(f"module 'kerncast.corpus' has no attribute {name!r}")
+    value = getattr(import_module(f"kerncast.corpus.{where}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

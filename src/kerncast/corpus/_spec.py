@@ -20,7 +20,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from kerncast._errors import InputError
-from kerncast.core._expr import evaluate
+from kerncast.core import evaluate
 
 __all__ = [
     "Application",

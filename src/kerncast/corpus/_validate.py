@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from kerncast._errors import InputError
-from kerncast.core._expr import evaluate
+from kerncast.core import evaluate
 from kerncast.corpus._spec import SIZE_NAMES, CorpusKernel, LaunchConfig
 
 __all__ = ["validate_kernel"]

@@ -10,7 +10,27 @@ The learning side (the paper's model and kerncast's) is in :mod:`kerncast.cpu._x
 the ``xapp`` predictor and ``kerncast speedup`` use it.
 """
 
+from importlib import import_module
+from typing import Any
+
 from kerncast.cpu._features import FEATURES
 from kerncast.cpu._profile import CpuProfile, profile
 
-__all__ = ["FEATURES", "CpuProfile", "profile"]
+# The learning side, loaded on first use (pandas, scikit-learn).
+_LAZY = {"load_features": "_xapp_data", "KerncastModel": "_xapp_own",
+         "PortClassifier": "_xapp_own"}
+
+__all__ = ["FEATURES", "CpuProfile", "KerncastModel", "PortClassifier", "load_features", "profile"]
+
+
+def __getattr__(name: str) -> Any:
+    where = _LAZY.get(name)
+    if where is None:
+        raise AttributeError(f"module 'kerncast.cpu' has no attribute {name!r}")
+    value = getattr(import_module(f"kerncast.cpu.{where}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

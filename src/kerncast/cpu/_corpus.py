@@ -19,8 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from kerncast._errors import KerncastError
-from kerncast.corpus import CorpusKernel, get_kernel, list_kernels
-from kerncast.corpus._cversion import INCLUDE_DIR, write_run_dir
+from kerncast.corpus import INCLUDE_DIR, CorpusKernel, get_kernel, list_kernels, write_run_dir
 from kerncast.cpu._features import FEATURES
 from kerncast.cpu._profile import DEFAULT_PERIOD, Program, build_program, profile_program
 

@@ -18,7 +18,7 @@ import pandas as pd
 
 from kerncast._errors import InputError, unknown_name
 from kerncast.cpu._features import FEATURES
-from kerncast.data._dataset import read_table_files, table_files
+from kerncast.data import read_table_files, table_files
 from kerncast.corpus import SIZE_NAMES, list_kernels
 
 __all__ = [

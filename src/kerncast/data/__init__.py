@@ -6,7 +6,8 @@ generated from it); ``write_part`` and ``compact`` are how campaigns commit rows
 """
 
 from kerncast.data import schema
-from kerncast.data._dataset import KEY_COLUMNS, TABLES, Dataset, dedupe
+from kerncast.data._dataset import (KEY_COLUMNS, TABLES, Dataset, dedupe, read_table_files,
+                                    table_files)
 from kerncast.data._metrics import METRICS, Metric, metric_names
 from kerncast.data._parts import compact, write_part
 from kerncast.data._summary import summarize
@@ -20,7 +21,9 @@ __all__ = [
     "compact",
     "dedupe",
     "metric_names",
+    "read_table_files",
     "schema",
     "summarize",
+    "table_files",
     "write_part",
 ]

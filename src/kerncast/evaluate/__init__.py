@@ -31,10 +31,11 @@ from kerncast.evaluate._splits import Fold, kernel_folds
 from kerncast.evaluate._tables import SURVEY_BENCHMARKS, survey_kernels
 # matplotlib loads only when a figure is drawn (_figures imports it on use)
 from kerncast.evaluate._figures import roofline_figure
-from kerncast.evaluate._report import write_report
+from kerncast.evaluate._report import LABELS, format_value, write_report
 
 __all__ = [
     "GROUP_COLUMNS",
+    "LABELS",
     "REQUIRED_COLUMNS",
     "SURVEY_BENCHMARKS",
     "TARGET",
@@ -44,6 +45,7 @@ __all__ = [
     "check_columns",
     "error_summary",
     "evaluate",
+    "format_value",
     "hide_targets",
     "kernel_folds",
     "predict_rows",

@@ -28,6 +28,7 @@ from kerncast.frontend._toolchain import (
     find_nvcc,
     find_nvrtc,
     find_ptxas,
+    wheel_root,
 )
 from kerncast.frontend._unit import Kernel, TranslationUnit
 
@@ -55,4 +56,5 @@ __all__ = [
     "parse_verbose",
     "resolve_arch",
     "scan_entries",
+    "wheel_root",
 ]

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from kerncast.corpus import CorpusKernel
-from kerncast.corpus._data import poison
+from kerncast.corpus import poison
 
 __all__ = ["device_output_problems"]
 

@@ -21,7 +21,7 @@ import socket
 
 from kerncast._errors import KerncastError
 from kerncast.corpus import CorpusKernel, LaunchConfig
-from kerncast.corpus._cversion import CFLAGS, build_c, write_run_dir
+from kerncast.corpus import CFLAGS, build_c, write_run_dir
 from kerncast.measure._provenance import (
     CpuMonitor,
     cpu_model,

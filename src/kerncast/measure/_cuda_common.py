@@ -135,7 +135,7 @@ def include_flags(kernel: Kernel) -> tuple[str, ...]:
 
 def cuda_include_dirs() -> list[Path]:
     """The CUDA headers: the NVIDIA wheels', ``$CUDA_HOME``'s, or those beside nvcc."""
-    from kerncast.frontend._toolchain import wheel_root  # noqa: PLC0415 (the frontend loads on use)
+    from kerncast.frontend import wheel_root  # noqa: PLC0415 (the frontend loads on use)
 
     found = []
     root = wheel_root()

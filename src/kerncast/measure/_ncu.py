@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from kerncast._errors import ToolchainError
-from kerncast.data._metrics import metric_names
+from kerncast.data import metric_names
 from kerncast.measure._provenance import ncu_path, ncu_version
 
 __all__ = ["NcuBatch", "NcuObserver", "NcuResult", "available_metrics", "parse_ncu_csv",

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from kerncast.corpus import CorpusKernel, LaunchConfig, expected_outputs, make_args
-from kerncast.corpus._data import poison
+from kerncast.corpus import poison
 
 __all__ = ["Prepared", "Sharing", "load_prepared", "prepare", "prepare_unit", "sharing"]
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from kerncast._errors import InputError
 from kerncast.corpus import CorpusKernel, compare_outputs
-from kerncast.corpus._data import poison
+from kerncast.corpus import poison
 from kerncast.measure._backend import Backend, CompileError, Compiled, DeviceMemoryError, LaunchError
 from kerncast.measure._job import Job, as_job
 from kerncast.measure._prep import Prepared

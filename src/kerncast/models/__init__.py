@@ -20,14 +20,21 @@ from kerncast.models._sampling import Sampling, SeedLinear  # noqa: E402
 from kerncast.models._static import StaticSimulator  # noqa: E402
 from kerncast.models._svr import SamplingSVR  # noqa: E402
 from kerncast.models._xapp import XappSpeedup  # noqa: E402
-from kerncast.models._predict import predict, resolve_kernel, sweep  # noqa: E402
+from kerncast.models._predict import predict, resolve_kernel, sweep, sweep_space  # noqa: E402
 from kerncast.models._insight import WhatIf, importance, what_if  # noqa: E402
-from kerncast.models._trained import shipped_models, train, trained_model  # noqa: E402
+from kerncast.models._trained import shipped_models, train, trained_model, trained_path  # noqa: E402
+from kerncast.models._scaling import (  # noqa: E402
+    INSTANCE, METHODS, SM_AXIS, base_inputs, base_physical, base_runs, fit_surfaces, merge_datasets,
+    parse_configuration, predict_surface, surface_frame,
+)
 
 __all__ = [
     "BREAKDOWN_KEYS",
+    "INSTANCE",
     "LAUNCH_OVERHEAD_H100_S",
+    "METHODS",
     "NEEDS",
+    "SM_AXIS",
     "LaunchRegression",
     "Prediction",
     "Predictor",
@@ -38,16 +45,26 @@ __all__ = [
     "SeedLinear",
     "StaticSimulator",
     "XappSpeedup",
+    "base_inputs",
+    "base_physical",
+    "base_runs",
+    "fit_surfaces",
     "get_predictor",
     "importance",
     "list_predictors",
+    "merge_datasets",
+    "parse_configuration",
     "predict",
+    "predict_surface",
     "resolve_kernel",
     "sweep",
+    "sweep_space",
     "predictor_class",
     "register",
     "shipped_models",
+    "surface_frame",
     "train",
     "trained_model",
+    "trained_path",
     "what_if",
 ]

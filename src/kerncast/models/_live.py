@@ -22,7 +22,7 @@ def all_ok(rows: list[dict], what: str) -> list[dict]:
 def sampled(inputs: LaunchInputs, choose: Callable | None = None) -> list[dict]:
     """The launch's sampled runs on the driver's backend (those ``choose`` asks for, or the
     whole ladder), every one ok."""
-    from kerncast.measure._samples import measure_samples  # noqa: PLC0415 (measure on use)
+    from kerncast.measure import measure_samples  # noqa: PLC0415 (measure on use)
 
     if inputs.backend is None or inputs.job is None:
         raise InputError("this model needs sampled runs: predict with a measurement backend "

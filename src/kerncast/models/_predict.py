@@ -23,12 +23,11 @@ from typing import Any
 
 from kerncast._errors import InputError, KerncastError
 from kerncast.core import Kernel, Launch, LaunchFile, Tuning, UserKernel
-from kerncast.corpus import CorpusKernel, get_kernel
+from kerncast.corpus import CorpusKernel, get_kernel, load_application
 from kerncast.models._base import LaunchInputs, Prediction, Predictor
 from kerncast.models._static import StaticSimulator
 from kerncast.models.registry import predictor_class
-from kerncast.corpus._spec import load_application
-from kerncast.measure._registry import BACKEND_KINDS
+from kerncast.measure import BACKEND_KINDS
 from kerncast.devices import get_device
 from kerncast.models._journal import Journal
 from kerncast.execute import Failed, get_executor
@@ -80,7 +79,7 @@ def _inputs(predictor: Predictor, device: str, sm_count: int | None, backend: st
                           corpus=corpus)
     if not predictor.needs & {"sampled_runs", "counters"}:
         return inputs
-    from kerncast.measure._factory import make_backend  # noqa: PLC0415 (measure loads on use)
+    from kerncast.measure import make_backend  # noqa: PLC0415 (measure loads on use)
 
     kind = BACKEND_KINDS.get(backend)
     if "counters" in predictor.needs and kind is not None and kind.device != "gpu":
@@ -216,7 +215,7 @@ def _auto(budget: float | None, device: str, *rest: Any) -> Prediction:
 def _job(backend, kernel: Kernel, launch: Launch, corpus: tuple | None):
     """The launch as a measurement job on ``backend``: a corpus launch in the backend's
     language, one's own as it is."""
-    from kerncast.measure._job import corpus_job, user_job  # noqa: PLC0415 (measure on use)
+    from kerncast.measure import corpus_job, user_job  # noqa: PLC0415 (measure on use)
 
     if corpus is not None:
         return corpus_job(*corpus, backend.language)

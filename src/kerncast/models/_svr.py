@@ -268,7 +268,7 @@ class SamplingSVR(Predictor):
         """The launch's sampled runs taken live, its second sample profiled with Nsight
         Compute (in a process of its own, which rebuilds the launch), and this SVR (or,
         unfitted, the one kerncast ships for the device, else the H100's) asked."""
-        from kerncast.measure._run import launch_columns  # noqa: PLC0415 (measure on use)
+        from kerncast.measure import launch_columns  # noqa: PLC0415 (measure on use)
         from kerncast.models._live import sampled, stamp  # noqa: PLC0415 (cycle)
 
         be = inputs.backend
@@ -306,7 +306,7 @@ class SamplingSVR(Predictor):
 def _whole_grid_if_distrusted(inputs: LaunchInputs, row: dict, rows: list[dict]) -> list[dict]:
     """The run of the whole grid (a ``samples`` row) where ``sampling``, the SVR's base,
     does not trust the samples; none where it does."""
-    from kerncast.measure._samples import measure_full  # noqa: PLC0415 (measure on use)
+    from kerncast.measure import measure_full  # noqa: PLC0415 (measure on use)
     from kerncast.models._live import all_ok  # noqa: PLC0415 (cycle)
 
     data = Dataset(times=pd.DataFrame([row]), samples=pd.DataFrame(rows))
@@ -328,6 +328,6 @@ def _shipped_svr(device_key: str) -> tuple[Predictor, str]:
 
 def _profiled(inputs: LaunchInputs) -> list[dict]:
     """Nsight Compute's counters of the launch's second sample."""
-    from kerncast.measure._counters import profile_job  # noqa: PLC0415 (measure on use)
+    from kerncast.measure import profile_job  # noqa: PLC0415 (measure on use)
 
     return profile_job(inputs.backend, inputs.device, inputs.job, (SECOND_K,))

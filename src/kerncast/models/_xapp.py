@@ -92,12 +92,12 @@ class XappSpeedup(Predictor):
         self.threshold = threshold
 
     def _features(self) -> pd.DataFrame:
-        from kerncast.cpu._xapp_data import load_features  # noqa: PLC0415 (pandas I/O on demand)
+        from kerncast.cpu import load_features  # noqa: PLC0415 (pandas I/O on demand)
 
         return load_features(self.features)
 
     def _fit(self, dataset: Dataset) -> None:
-        from kerncast.cpu._xapp_own import KerncastModel, PortClassifier  # noqa: PLC0415 (on use: sklearn)
+        from kerncast.cpu import KerncastModel, PortClassifier  # noqa: PLC0415 (on use: sklearn)
 
         frame = _with_features(_port_rows(dataset), self._features())
         frame = frame[frame["time_median_s"] > 0].assign(
@@ -113,7 +113,7 @@ class XappSpeedup(Predictor):
         self.kernels_ = sorted(frame["kernel"].unique())
 
     def _regression(self) -> Any:
-        from kerncast.cpu._xapp_own import KerncastModel  # noqa: PLC0415 (on use: sklearn.ensemble)
+        from kerncast.cpu import KerncastModel  # noqa: PLC0415 (on use: sklearn.ensemble)
 
         return KerncastModel.from_dict(self.model_)
 
@@ -139,7 +139,7 @@ class XappSpeedup(Predictor):
         """The predicted speedup of one profiled region that runs ``cpu_s`` seconds on the
         CPU, its interval, whether it is worth porting (above ``threshold``, default the
         trained classifier's), and the terms that drove the answer (the seed's step 4)."""
-        from kerncast.cpu._xapp_own import PortClassifier  # noqa: PLC0415 (on use: sklearn.ensemble)
+        from kerncast.cpu import PortClassifier  # noqa: PLC0415 (on use: sklearn.ensemble)
 
         if not getattr(self, "model_", None):
             raise NotFittedError("the xapp model is not fitted; train it or load a trained one")

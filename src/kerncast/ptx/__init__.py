@@ -11,7 +11,8 @@ reconvergence points of conditional branches and divergent-branch candidates;
 ``static_mix`` and ``summarize`` count instructions by :class:`InstrClass`.
 """
 
-from kerncast.ptx._cfg import CFG, BasicBlock, DomTree, build_cfg, dominators, post_dominators
+from kerncast.ptx._cfg import (CFG, BasicBlock, DomTree, build_cfg, dom_tree, dominators,
+                               post_dominators)
 from kerncast.ptx._classes import InstrClass
 from kerncast.ptx._dataflow import (
     Divergence, Liveness, divergence, liveness, read_registers, written_registers,
@@ -42,7 +43,7 @@ __all__ = [
     "Symbol", "TexOperand", "Vector",
     # classes and analyses
     "BasicBlock", "CFG", "Divergence", "DomTree", "FunctionSummary", "InstrClass", "Liveness",
-    "Loop", "LoopSummary", "build_cfg", "divergence", "dominators", "instruction_class",
+    "Loop", "LoopSummary", "build_cfg", "divergence", "dom_tree", "dominators", "instruction_class",
     "liveness", "loops",
     "post_dominators", "read_registers", "reconvergence_points", "static_mix", "summarize",
     "summarize_module", "written_registers",

@@ -13,7 +13,7 @@ from kerncast.ptx._ir import Function, Instruction
 if TYPE_CHECKING:
     from kerncast.ptx._loops import Loop
 
-__all__ = ["BasicBlock", "CFG", "DomTree", "build_cfg", "dominators", "post_dominators"]
+__all__ = ["BasicBlock", "CFG", "DomTree", "build_cfg", "dom_tree", "dominators", "post_dominators"]
 
 _ENDS_BLOCK = frozenset(("bra", "brx", "ret", "exit", "trap"))
 _LEAVES = frozenset(("ret", "exit", "trap"))
@@ -92,10 +92,11 @@ def _reverse_postorder(root: int, succs: Sequence[Sequence[int]]) -> list[int]:
     return order
 
 
-def _dom_tree(n: int, root: int, succs: Sequence[Sequence[int]],
-              preds: Sequence[Sequence[int]]) -> DomTree:
-    """Cooper, Harvey and Kennedy's iterative algorithm ("A Simple, Fast Dominance
-    Algorithm", 2001) on the nodes reachable from ``root``."""
+def dom_tree(n: int, root: int, succs: Sequence[Sequence[int]],
+             preds: Sequence[Sequence[int]]) -> DomTree:
+    """The dominator tree of a graph of ``n`` nodes given by their successors and
+    predecessors: Cooper, Harvey and Kennedy's iterative algorithm ("A Simple, Fast
+    Dominance Algorithm", 2001) on the nodes reachable from ``root``."""
     order = _reverse_postorder(root, succs)
     rank = {node: i for i, node in enumerate(order)}
     idom: list[int | None] = [None] * n
@@ -237,7 +238,7 @@ class CFG:
     def dominators(self) -> DomTree:
         succs = [b.successors for b in self.blocks]
         preds = [b.predecessors for b in self.blocks]
-        return _dom_tree(len(self.blocks), self.entry, succs, preds)
+        return dom_tree(len(self.blocks), self.entry, succs, preds)
 
     @cached_property
     def post_dominators(self) -> DomTree:
@@ -250,7 +251,7 @@ class CFG:
             if b.exits:
                 rsuccs[exit_node].append(b.index)
                 rpreds[b.index].append(exit_node)
-        return _dom_tree(n + 1, exit_node, rsuccs, rpreds)
+        return dom_tree(n + 1, exit_node, rsuccs, rpreds)
 
     @cached_property
     def loops(self) -> tuple[Loop, ...]:

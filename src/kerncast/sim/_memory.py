@@ -27,8 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from kerncast.sim._sharing import pair_order
-from kerncast.trace import KINDS, SPACES, bank_conflicts
-from kerncast.trace._coalesce import LINE, SECTOR, sector_addresses
+from kerncast.trace import KINDS, LINE, SECTOR, SPACES, bank_conflicts, sector_addresses
 
 __all__ = ["RequestCost", "SMCaches", "request_costs"]
 

@@ -54,7 +54,8 @@ from kerncast.sim._straggler import LoopBound, loop_trip_bound
 from kerncast.sim._whatif import check_fixes, fix_costs, fix_streams, fixed_blocks_per_sm
 from kerncast.trace import KINDS, SPACES, flop_weights
 
-__all__ = ["StaticResult", "predict_launch"]
+__all__ = ["MEMORY_BUDGET", "StaticResult", "cached_program", "cached_unit", "check_fits",
+           "choose_blocks", "predict_launch"]
 
 MEMORY_BUDGET = 1_500_000   # lane accesses recorded per prediction
 DEPENDENT_BLOCKS = 8         # most blocks emulated for a data-dependent round
@@ -80,7 +81,7 @@ def _kernel_key(kernel: Kernel, arch: str) -> tuple:
             kernel.include_dirs, arch)
 
 
-def _compiled(kernel: Kernel, arch: str) -> tuple:
+def cached_unit(kernel: Kernel, arch: str) -> tuple:
     """(translation unit, parsed module) of ``kernel`` built for ``arch``; the last 64
     kept (a sweep compiles each define set once)."""
     from kerncast.frontend import build  # noqa: PLC0415 (on use: the compiler)
@@ -96,12 +97,13 @@ def _compiled(kernel: Kernel, arch: str) -> tuple:
 
 @lru_cache(maxsize=64)
 def _program_cached(module_id: int, module, entry: str):
-    from kerncast.emu._program import build_program  # noqa: PLC0415 (on use: the emulator)
+    from kerncast.emu import build_program  # noqa: PLC0415 (on use: the emulator)
 
     return build_program(module.kernel(entry), module)
 
 
-def _program(module, entry: str):
+def cached_program(module, entry: str):
+    """The emulator's program of ``module``'s kernel ``entry``; the last 64 kept."""
     return _program_cached(id(module), module, entry)
 
 
@@ -321,7 +323,7 @@ def _simulate(rnd: _Round, trace, table, nregs, machine, dev: Device, blocks_in_
     return result
 
 
-def _choose_blocks(blocks: int, per_sm: int, n_sm: int, dependent: bool) -> tuple[list, list]:
+def choose_blocks(blocks: int, per_sm: int, n_sm: int, dependent: bool) -> tuple[list, list]:
     """(blocks the round stands for, traced block each one takes its stream from).
 
     The round is SM 0's first blocks. A kernel whose work cannot depend on the data
@@ -368,14 +370,14 @@ def predict_launch(kernel: Kernel, launch: Launch, device: str | Device, *,
         raise InputError(f"sm_count {sm_count} is not an SM count of {dev.key}; give 1 to "
                          f"{dev.compute.sm_count}")
     progress(f"compiling {kernel.name} for {dev.key}")
-    tu, module = _compiled(kernel, dev.key)
+    tu, module = cached_unit(kernel, dev.key)
     compiled = tu.kernel(kernel.name)
     if len(launch.args) != len(compiled.params):
         given = ", ".join(launch.names) or "none"
         raise InputError(f"{kernel.name} takes {len(compiled.params)} arguments; the launch "
                          f"gives {len(launch.args)} ({given}): pass one per parameter, in "
                          "order")
-    program = _program(module, compiled.entry)
+    program = cached_program(module, compiled.entry)
     conflicts = _conflicts_soon(program, dev.ptx_target)  # beside the ptxas for resources
     res = compiled.resources(dev.ptx_target)
     shared = res.shared_static + launch.dynamic_shared
@@ -383,7 +385,7 @@ def predict_launch(kernel: Kernel, launch: Launch, device: str | Device, *,
     if occ.blocks_per_sm == 0:
         raise InputError(f"{kernel.name} with {launch.label()} cannot run on {dev.key}: one "
                          f"block needs more {occ.limiting} than an SM has")
-    _check_fits(kernel, launch, dev)
+    check_fits(kernel, launch, dev)
     n_sm = sm_count or dev.compute.sm_count
     blocks, psat = launch.blocks, occ.blocks_per_sm
     if "occupancy" in fixes:
@@ -391,7 +393,7 @@ def predict_launch(kernel: Kernel, launch: Launch, device: str | Device, *,
     per_sm = min(psat, math.ceil(blocks / n_sm))
     active = min(n_sm, blocks)
     dependent = data_dependent(program)
-    stands, sources = _choose_blocks(blocks, per_sm, n_sm, dependent)
+    stands, sources = choose_blocks(blocks, per_sm, n_sm, dependent)
     probes = [b for b in probe_blocks(launch.grid) if b < blocks]
     emulated = sorted(set(sources) | {0})
     if dependent:
@@ -530,7 +532,7 @@ def _common_sources(sources: list[int], rare: frozenset, wpb: int) -> list[int]:
     return [b if b not in heavy else common[i % len(common)] for i, b in enumerate(sources)]
 
 
-def _check_fits(kernel: Kernel, launch: Launch, dev: Device) -> None:
+def check_fits(kernel: Kernel, launch: Launch, dev: Device) -> None:
     """Refuse a launch whose buffers would not fit in the device's memory."""
     need = launch.buffer_bytes()
     have = dev.memory.size_gib * 2**30

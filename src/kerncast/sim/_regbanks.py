@@ -35,8 +35,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from kerncast.trace._sasscode import assemble, tools_signature
-from kerncast.trace._sassmap import printed_module
+from kerncast.trace import assemble, printed_module, tools_signature
 from kerncast.sim._pipeline import K_ALU
 
 __all__ = ["ARITHMETIC", "charge_conflicts", "conflict_cycles", "line_conflicts", "pc_conflicts"]

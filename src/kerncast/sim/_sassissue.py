@@ -30,8 +30,7 @@ from dataclasses import replace
 
 from kerncast.ptx import InstrClass
 from kerncast.sim._machine import PIPES
-from kerncast.trace._sasscode import assemble
-from kerncast.trace._sassmap import map_sass, printed_module
+from kerncast.trace import assemble, map_sass, printed_module
 from kerncast.sim._pipeline import K_ALU, K_MEM
 
 __all__ = ["charge_sass_issue", "pc_issue_ratios"]

@@ -40,8 +40,7 @@ import numpy as np
 from kerncast._errors import InputError
 from kerncast.devices import Device, occupancy
 from kerncast.sim._memory import RequestCost
-from kerncast.trace import SPACES
-from kerncast.trace._trace import WarpStream
+from kerncast.trace import SPACES, WarpStream
 
 __all__ = ["FIXES", "check_fixes", "fix_costs", "fix_streams", "fixed_blocks_per_sm"]
 

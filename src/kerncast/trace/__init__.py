@@ -9,6 +9,9 @@ Nsight-Compute-comparable totals (:func:`kernel_totals`) and an estimated SASS
 instruction count (:func:`estimate_sass`).
 """
 
+from importlib import import_module
+from typing import Any
+
 from kerncast.trace._banks import BANKS, BankReport, bank_conflicts
 from kerncast.trace._cache import (
     CacheResult, lru_hit_rate, reuse_distances, sector_stream, simulate_cache,
@@ -22,6 +25,10 @@ from kerncast.trace._totals import flop_weights, kernel_totals
 from kerncast.trace._trace import KINDS, SPACES, MemoryAccesses, Trace, TraceBuilder, WarpStream
 from kerncast.trace._vectorize import merge_shared_vectors, vector_groups
 
+# The real SASS (ptxas and nvdisasm) and its mapping, loaded on first use.
+_LAZY = {"assemble": "_sasscode", "tools_signature": "_sasscode", "map_sass": "_sassmap",
+         "printed_module": "_sassmap"}
+
 __all__ = [
     "BANKS", "BankReport", "FIXED_FACTORS", "IF_CONVERSION_LIMIT", "SASS_PRIORS",
     "CacheResult", "KINDS", "LINE", "MemoryAccesses", "Requests", "SASS_FACTORS", "SECTOR",
@@ -29,4 +36,18 @@ __all__ = [
     "fit_sass_factors", "flop_weights", "if_converted_regions", "predicated_issues", "kernel_totals",
     "lru_hit_rate", "merge_shared_vectors", "requests", "reuse_distances", "sass_factor",
     "sector_addresses", "sector_stream", "simulate_cache", "vector_groups",
+    "assemble", "map_sass", "printed_module", "tools_signature",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    where = _LAZY.get(name)
+    if where is None:
+        raise AttributeError(f"module 'kerncast.trace' has no attribute {name!r}")
+    value = getattr(import_module(f"kerncast.trace.{where}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

@@ -254,7 +254,7 @@ def find_nvdisasm() -> str | None:
     path = shutil.which("nvdisasm")
     if path:
         return path
-    from kerncast.frontend._toolchain import wheel_root
+    from kerncast.frontend import wheel_root
 
     root = wheel_root()
     cand = root / "bin" / "nvdisasm" if root else None
@@ -265,14 +265,14 @@ def find_nvdisasm() -> str | None:
 
 def find_tools():
     """``(ptxas Tool or None, nvdisasm path or None)``."""
-    from kerncast.frontend._toolchain import find_ptxas
+    from kerncast.frontend import find_ptxas
 
     return find_ptxas(), find_nvdisasm()
 
 
 def missing_tools() -> str:
     """Why the SASS of a module cannot be had here ('' when ptxas and nvdisasm are)."""
-    from kerncast.frontend._toolchain import NO_PTXAS
+    from kerncast.frontend import NO_PTXAS
 
     ptxas, nvdisasm = find_tools()
     return NO_PTXAS if ptxas is None else NO_NVDISASM if nvdisasm is None else ""

@@ -87,7 +87,7 @@ class SassMapping:
 
 def printed_text(module) -> str:
     """The module's PTX text without debug locations, as ptxas assembles it here."""
-    from kerncast.ptx._printer import to_ptx
+    from kerncast.ptx import to_ptx
 
     return to_ptx(dataclasses.replace(module, files={}))
 
@@ -276,7 +276,7 @@ def _trips(trace, loop: _PtxLoop) -> np.ndarray:
 def _sass_loops(func) -> tuple[list[int | None], dict[int, frozenset[int]], dict[int, int | None]]:
     """Innermost natural loop (by header) of every block; each loop's blocks; each
     loop's enclosing loop."""
-    from kerncast.ptx._cfg import _dom_tree
+    from kerncast.ptx import dom_tree
 
     blocks = func.blocks
     succs = [b.successors for b in blocks]
@@ -284,7 +284,7 @@ def _sass_loops(func) -> tuple[list[int | None], dict[int, frozenset[int]], dict
     for b in blocks:
         for s in b.successors:
             preds[s].append(b.index)
-    dom = _dom_tree(len(blocks), 0, succs, preds)
+    dom = dom_tree(len(blocks), 0, succs, preds)
     back: dict[int, list[int]] = {}
     for b in blocks:
         if not dom.reachable(b.index):

@@ -152,18 +152,19 @@ def _prepared(kernel: CorpusKernel, config: LaunchConfig, language: str) -> tupl
     """(module, entry, argument values, emulation options) of a corpus launch, with the
     compilation and arguments of the static predictor (:mod:`kerncast.sim`)."""
     from kerncast.frontend import DEFAULT_ARCH  # noqa: PLC0415 (on use: the compiler is heavy)
-    from kerncast.sim._inputs import data_dependent, emulation_args  # noqa: PLC0415 (on use: simulator)
-    from kerncast.sim._predict import _compiled, _program  # noqa: PLC0415 (on use: simulator)
+    from kerncast.sim import (  # noqa: PLC0415 (on use: simulator)
+        cached_program, cached_unit, data_dependent, emulation_args,
+    )
 
     try:
         source, launch = kernel.instance(config, language)
-        tu, module = _compiled(source, DEFAULT_ARCH)
+        tu, module = cached_unit(source, DEFAULT_ARCH)
         entry = tu.kernel(source.name).entry
     except (ToolchainError, InputError) as exc:
         raise WorkUnavailable(f"the emulator cannot run {kernel.name}: its {language} source "
                               f"does not compile here ({exc}); {_INSTEAD}") from None
     with _emulator_failures(kernel):
-        program = _program(module, entry)
+        program = cached_program(module, entry)
     if data_dependent(program) and kernel.buffer_bytes(config) > INPUT_BYTES:
         raise WorkUnavailable(
             f"{kernel.name}'s memory accesses depend on its inputs, so it is emulated on its "

@@ -567,27 +567,26 @@ def _emulate_round(kernel: Any, launch: Any, device: str, sm_count: int | None) 
     """Compile ``launch`` for ``device`` and emulate the blocks the static model emulates
     for its round (:mod:`kerncast.sim`), with its arguments."""
     from kerncast.emu import emulate  # noqa: PLC0415 (on use: the emulator is heavy)
-    from kerncast.sim import machine_for  # noqa: PLC0415 (on use: simulator)
-    from kerncast.sim._inputs import data_dependent, emulation_args  # noqa: PLC0415 (on use: simulator)
-    from kerncast.sim._predict import (  # noqa: PLC0415 (on use: simulator)
-        MEMORY_BUDGET, _check_fits, _choose_blocks, _compiled, _program,
+    from kerncast.sim import (  # noqa: PLC0415 (on use: simulator)
+        MEMORY_BUDGET, cached_program, cached_unit, check_fits, choose_blocks, data_dependent,
+        emulation_args, machine_for,
     )
 
     dev = get_device(device)
     n_sm = sm_count or dev.compute.sm_count
-    tu, module = _compiled(kernel, dev.key)
+    tu, module = cached_unit(kernel, dev.key)
     compiled = tu.kernel(kernel.name)
-    program = _program(module, compiled.entry)
+    program = cached_program(module, compiled.entry)
     res = compiled.resources(dev.ptx_target)
     occ = occupancy(dev, launch.threads_per_block, res.registers,
                     res.shared_static + launch.dynamic_shared)
     if occ.blocks_per_sm == 0:
         raise InputError(f"{kernel.name} with {launch.label()} cannot run on {dev.key}: one "
                          f"block needs more {occ.limiting} than an SM has")
-    _check_fits(kernel, launch, dev)
+    check_fits(kernel, launch, dev)
     per_sm = min(occ.blocks_per_sm, math.ceil(launch.blocks / n_sm))
     dependent = data_dependent(program)
-    _, sources = _choose_blocks(launch.blocks, per_sm, n_sm, dependent)
+    _, sources = choose_blocks(launch.blocks, per_sm, n_sm, dependent)
     values, inputs = emulation_args(launch, program)
     trace = emulate(module, launch, values, sorted(set(sources) | {0}), entry=compiled.entry,
                     registers=res.registers, memory_budget=MEMORY_BUDGET, inplace=True,
