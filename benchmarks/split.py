@@ -12,7 +12,8 @@ of the fractions 0-100% in steps of 10%, then 2% around the best; fractions that
 beat the best so far are not run). Kernels that cannot be
 split (global atomics, overlapping outputs, too few slices) are listed with the reason and
 not counted. Rows are written as each kernel ends (``--out``: Parquet, with the devices'
-names and the date), so that an interrupted run keeps what it measured.
+names and the date), so that an interrupted run keeps what it measured; run again with
+the same ``--out``, it measures only the kernels the file lacks.
 
 Last line: ``split within 5% of oracle: N of M``.
 """
@@ -74,6 +75,12 @@ def main(argv: list[str] | None = None) -> int:
     kernels = [k for k in list_kernels() if (wanted is None or k.name in wanted)
                and language in k.languages]
     rows, refused = [], []
+    if args.out is not None and args.out.exists():  # a run cut short goes on where it was
+        rows = pd.read_parquet(args.out).to_dict("records")
+        done = {row["kernel"] for row in rows}
+        print(f"{args.out}: {len(done)} kernels measured before; measuring the rest",
+              file=sys.stderr, flush=True)
+        kernels = [k for k in kernels if k.name not in done]
     for kernel in kernels:
         try:
             row = one(kernel, devices, args.size, language)

@@ -97,13 +97,24 @@ def cpu_close(**options) -> EmulatedCPU:
 
 
 class OptimisticCPU(EmulatedCPU):
-    """A CPU whose timer reports a fifth of the time for launches of a few blocks, as
-    PoCL's does for a launch of one slice: one slice understates the time of many."""
+    """A CPU whose timer reports ``1 / understated`` of the time for launches of a few
+    blocks, as PoCL's does for a launch of one slice: one slice understates the time of
+    many."""
+
+    def __init__(self, understated: float = 5.0, **options):
+        super().__init__(**options)
+        self.understated = understated
 
     def time_launch(self, compiled, launch, dev_args, before=None):
         seconds = super().time_launch(compiled, launch, dev_args, before)
-        return seconds / 5 if launch.blocks <= 4 else seconds
+        return seconds / self.understated if launch.blocks <= 4 else seconds
 
 
 def cpu_optimistic(**options) -> OptimisticCPU:
     return OptimisticCPU(per_block_s=20e-6, fixed_s=5e-6, shared=0, **options)
+
+
+def cpu_faster_on_one_slice(**options) -> OptimisticCPU:
+    """Its one slice looks faster than ``fast``'s; many slices are 20 times slower."""
+    return OptimisticCPU(understated=10.0, per_block_s=20e-6, fixed_s=5e-6, shared=0,
+                         **options)

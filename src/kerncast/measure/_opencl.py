@@ -146,9 +146,12 @@ class OpenCLBackend(Backend):
                 try:
                     dev[name] = self._cl.Buffer(self.context, mf.READ_WRITE | mf.COPY_HOST_PTR,
                                                 hostbuf=np.ascontiguousarray(value))
-                except self._cl.MemoryError as exc:
-                    raise DeviceMemoryError(f"OpenCL could not allocate {name} "
-                                            f"({value.nbytes} bytes): {exc}") from None
+                except self._cl.Error as exc:  # out of memory, or over the largest buffer
+                    raise DeviceMemoryError(
+                        f"OpenCL could not allocate {name} ({value.nbytes:,} bytes) on "
+                        f"{self.device.name.strip()}, whose largest buffer is "
+                        f"{self.max_buffer_bytes:,} bytes ({exc}); give a smaller size"
+                    ) from None
             else:
                 dev[name] = value
         return dev

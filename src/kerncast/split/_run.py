@@ -11,16 +11,18 @@ grid is divided so that every device finishes at the same time. Here:
    :data:`SHORT_WAVES` waves of all the devices' resident blocks together is divided in
    proportion to the blocks each device holds at once: a sample of it would take as long
    as a wave, a large part of the whole. Devices of different kinds (a GPU and a CPU)
-   are first timed on one slice each (not kept): on a short grid, the fastest then times
-   the whole grid and the others are weighted by their one slice; on a long one, the
-   fastest is sampled first, and a device whose one slice takes longer than the
-   fastest's prediction for the whole rest is left out. Otherwise each device runs samples of whole
-   waves (one wave of its resident blocks, then doubling, until a sample takes 200 µs
-   on a GPU or 20 times its first on a CPU, or covers 5% of the grid, or half its equal
-   share) on a region of slices of its own, each timed three times by the device's
-   timer; a line ``a + b s`` through them (:mod:`kerncast.split._plan`) predicts its
-   time for ``s`` slices. A slower device of another kind starts its samples at one
-   slice and stops before a sample would take half the fastest's predicted rest;
+   are first probed (not kept): one slice, then doubling slices until a launch takes
+   50 µs, which ranks them by their time per slice. On a short grid, the fastest then
+   times the whole grid and the others are weighted by their probe's rate; on a long
+   one, the fastest is sampled first, and a device whose one slice takes longer than the
+   fastest's prediction for the whole rest is left out. Otherwise each device runs
+   samples of whole waves (one wave of its resident blocks, then doubling, until a
+   sample takes 200 µs on a GPU or 20 times its first on a CPU, or covers 5% of the
+   grid, or half its equal share) on a region of slices of its own, each timed three
+   times by the device's timer; a line ``a + b s`` through them
+   (:mod:`kerncast.split._plan`) predicts its time for ``s`` slices. A slower device of
+   another kind samples from one slice, stops before a sample would take half the
+   fastest's predicted rest, and does not keep its samples;
 3. the samples' blocks count as done (each device keeps what its largest sample wrote)
    unless the kernel has ``inout`` buffers, which repeated samples would have updated
    several times: then every buffer is restored and the whole grid divided;
@@ -330,7 +332,10 @@ def _run(kernel: Kernel, launch: Launch, runners: list[_Device], axis: int,
     started = time.perf_counter()
     waves = [r.resident_slices(per_slice) for r in runners]
     n = len(runners)
-    probes = None if _alike(runners) else [_probe(r) for r in runners]
+    ladders = None if _alike(runners) else [_probe(r, max(1, slices // (2 * n)))
+                                             for r in runners]
+    probes = None if ladders is None else [one for one, _ in ladders]
+    rates = None if ladders is None else [per for _, per in ladders]
     lines: list[Line | None] = [None] * n
     sampled, kept, starts = [0] * n, [0.0] * n, [0] * n
     cursor = 0
@@ -338,12 +343,12 @@ def _run(kernel: Kernel, launch: Launch, runners: list[_Device], axis: int,
         how = (f"not sampled: the grid is {slices / sum(waves):.1f} waves of the devices' "
                f"resident blocks together, fewer than {SHORT_WAVES}: divided by them")
         shares = proportional_shares([float(w) for w in waves], slices)
-    elif slices < SHORT_WAVES * sum(waves) and probes is not None:
-        how, shares, fastest_s = _short_unlike(runners, probes, slices)
-        how += _verify(runners, shares, probes, cursor, kept, fastest_s, say)
+    elif slices < SHORT_WAVES * sum(waves) and probes is not None and rates is not None:
+        how, shares, fastest_s = _short_unlike(runners, probes, rates, slices)
+        how += _verify(runners, shares, rates, cursor, kept, fastest_s, say)
     else:
         how = "by the samples' throughput"
-        order = sorted(range(n), key=lambda i: probes[i]) if probes else list(range(n))
+        order = sorted(range(n), key=lambda i: rates[i]) if rates else list(range(n))
         for i in order:
             runner = runners[i]
             if probes and i != order[0]:
@@ -353,9 +358,10 @@ def _run(kernel: Kernel, launch: Launch, runners: list[_Device], axis: int,
                     continue
             say(f"sampling {runner.spec}")
             if probes and i != order[0]:  # from one slice, ending before the fastest would
-                samples = _samples(runner, cursor, slices, 1, n, limit_s=rest_s / 2)
-            else:
-                samples = _samples(runner, cursor, slices, waves[i], n)
+                lines[i] = fit_line(_samples(runner, cursor, slices, 1, n, limit_s=rest_s / 2))
+                runner.restore()  # not kept: a CPU's few slices may cost more than timed
+                continue
+            samples = _samples(runner, cursor, slices, waves[i], n)
             lines[i] = fit_line(samples)
             starts[i] = cursor
             sampled[i] = samples[-1][0] if reuse else 0
@@ -372,9 +378,9 @@ def _run(kernel: Kernel, launch: Launch, runners: list[_Device], axis: int,
         shares = [0] * n
         for i, share in zip(active, divided):
             shares[i] = share
-        if probes:
+        if rates:
             lead = order[0]
-            how += _verify(runners, shares, probes, cursor, kept,
+            how += _verify(runners, shares, rates, cursor, kept,
                            lambda k: _fastest_s(lines[lead], kept[lead], k), say)
     sampling_s = time.perf_counter() - started
     say("running each device's share")
@@ -415,33 +421,41 @@ def _alike(runners: list[_Device]) -> bool:
     return len({(r.backend.kind, r.name) for r in runners}) == 1
 
 
-def _probe(runner: _Device) -> float:
-    """One slice on ``runner`` (its fixed cost and a slice), then its buffers restored:
-    the cheapest measure of a device that may be too slow to take part at all. It may
-    understate what each slice costs in a larger launch (a CPU's does: the slice's
-    blocks run on idle cores), so a slower device's share is checked (:func:`_verify`)."""
-    seconds = runner.time(0, 1, REPEATS)
+#: A probe doubles its slices until a launch takes this long (or half an equal share).
+PROBE_S = 50e-6
+
+
+def _probe(runner: _Device, most: int) -> tuple[float, float]:
+    """The seconds of one slice on ``runner`` (its fixed cost and a slice: the least a
+    share can cost), and the seconds per slice of a launch of doubling slices that takes
+    :data:`PROBE_S` or ``most`` slices; its buffers restored after. The cheapest
+    comparison of devices of different kinds: a CPU's timer may report a fraction of what
+    each slice costs in a larger launch, so one slice alone does not rank it."""
+    count, one = 1, runner.time(0, 1, REPEATS)
+    seconds = one
+    while seconds < PROBE_S and count < most:
+        count = min(2 * count, most)
+        seconds = runner.time(0, count, REPEATS)
     runner.restore()
-    return seconds
+    return one, seconds / count
 
 
-def _short_unlike(runners: list[_Device], probes: list[float], slices: int
-                  ) -> tuple[str, list[int], Callable[[int], float]]:
-    """A short grid over devices of different kinds: the fastest one-slice device times the
-    whole grid (restored after); a device whose one slice takes longer than that gets
-    none; the others are weighted by their one-slice rate (a pessimistic one, fixed
-    cost included)."""
-    fastest = min(range(len(runners)), key=lambda i: probes[i])
+def _short_unlike(runners: list[_Device], probes: list[float], rates: list[float],
+                  slices: int) -> tuple[str, list[int], Callable[[int], float]]:
+    """A short grid over devices of different kinds: the device fastest per slice in its
+    probe times the whole grid (restored after); a device whose one slice takes longer
+    than that gets none; the others are weighted by their probes' rate."""
+    fastest = min(range(len(runners)), key=lambda i: rates[i])
     whole = runners[fastest].time(0, slices, REPEATS)
     runners[fastest].restore()
-    rates = [slices / whole if i == fastest else (1.0 / p if p < whole else 0.0)
-             for i, p in enumerate(probes)]
-    left = [r.spec for r, rate in zip(runners, rates) if rate == 0.0]
-    how = (f"not sampled: a short grid on unlike devices, divided by one slice on each and "
+    weights = [slices / whole if i == fastest else (1.0 / per if one < whole else 0.0)
+               for i, (one, per) in enumerate(zip(probes, rates))]
+    left = [r.spec for r, weight in zip(runners, weights) if weight == 0.0]
+    how = (f"not sampled: a short grid on unlike devices, divided by a probe on each and "
            f"the whole grid on {runners[fastest].spec}")
     if left:
         how += f"; {', '.join(left)} left out: one slice takes longer than the whole grid there"
-    return how, proportional_shares(rates, slices), lambda k: whole * k / slices
+    return how, proportional_shares(weights, slices), lambda k: whole * k / slices
 
 
 def _fastest_s(line: Line | None, kept_s: float, slices: int) -> float:
@@ -457,7 +471,7 @@ VERIFY_TRIES = 3
 VERIFY_GAIN = 0.05
 
 
-def _verify(runners: list[_Device], shares: list[int], probes: list[float], cursor: int,
+def _verify(runners: list[_Device], shares: list[int], rates: list[float], cursor: int,
             kept: list[float], fastest_s: Callable[[int], float],
             say: Callable[[str], None]) -> str:
     """Run each slower device's share once (its outputs put back after) and shrink it
@@ -465,7 +479,7 @@ def _verify(runners: list[_Device], shares: list[int], probes: list[float], curs
     fastest device's part; its slices go to the fastest. A CPU's time for one slice or a
     few understates its time for many. Changes ``shares``; returns what it did, for
     :attr:`SplitResult.divided`."""
-    fastest = min(range(len(runners)), key=lambda i: probes[i])
+    fastest = min(range(len(runners)), key=lambda i: rates[i])
     notes = []
     for i, runner in enumerate(runners):
         if i == fastest or not shares[i]:
