@@ -36,8 +36,9 @@ With ``--figures DIR`` it also draws the trade-off (``tradeoff.png``) and the ti
 wave of the sample ladders (cold and paid) of the kernels with the most waves and of
 the one with the worst line (``ladders.png``).
 
-The last line is ``sampling linear: <X>% svr: <Y>% overhead: <Z>%`` where ``linear`` is
-kerncast's ``sampling``. ``--device pocl`` would score a PoCL CPU dataset the same way.
+The last line is ``sampling linear: <X>% svr: <Y>% overhead: <Z>% median overhead: <W>%``
+where ``linear`` is kerncast's ``sampling`` and the overheads are its mean and median over
+kernels. ``--device pocl`` would score a PoCL CPU dataset the same way.
 """
 
 from __future__ import annotations
@@ -324,7 +325,8 @@ def main() -> None:
             print(f"wrote {path}")
     mean = per_kernel.mean()
     print(f"sampling linear: {mean.get('sampling', np.nan):.1f}% svr: "
-          f"{mean.get('sampling-svr', np.nan):.1f}% overhead: {overhead['sampling'].mean():.1f}%")
+          f"{mean.get('sampling-svr', np.nan):.1f}% overhead: {overhead['sampling'].mean():.1f}% "
+          f"median overhead: {overhead['sampling'].median():.1f}%")
 
 
 if __name__ == "__main__":
