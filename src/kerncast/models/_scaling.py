@@ -85,14 +85,11 @@ _MEM_STALLS = ("smsp__average_warps_issue_stalled_long_scoreboard_per_issue_acti
 KMEANS_STARTS = 4
 MLP_ITERATIONS = 300
 #: ``method="regression"``: its inputs, read from the base run (throughputs are percentages
-#: of peak over the run; Waves and BlocksPerSM are log2; BaseTime is log10 seconds;
-#: GlobalAtomics is log10(1 + global atomic requests per thousand warp instructions)).
+#: of peak over the run; Waves and BlocksPerSM are log2; BaseTime is log10 seconds).
 PHYSICAL: tuple[str, ...] = (
     "SMThroughput", "DRAMThroughput", "L2Throughput", "L1Throughput", "IssueActive",
-    "AchievedOccupancy", "SMBusy", "Waves", "BlocksPerSM", "BaseTime", "GlobalAtomics",
+    "AchievedOccupancy", "SMBusy", "Waves", "BlocksPerSM", "BaseTime",
 )
-_ATOMICS = ("l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum",
-            "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum")
 _PHYSICAL_COUNTERS = {
     "SMThroughput": "sm__throughput.avg.pct_of_peak_sustained_elapsed",
     "DRAMThroughput": "dram__throughput.avg.pct_of_peak_sustained_elapsed",
@@ -301,9 +298,7 @@ def physical_inputs(counters: Mapping[str, Any], base_time_s: float, device: str
     """What ``method="regression"`` reads from one base run (:data:`PHYSICAL`): how the
     run is bound (throughputs as percentages of peak, achieved occupancy, the share of
     the run the SMs were active), its waves (blocks over the resident blocks of
-    ``sm_count`` SMs, log2), its blocks per SM (log2), its time (log10 s) and its global
-    atomic and reduction requests per thousand warp instructions (log10 of 1 + that):
-    atomics on a few addresses serialise in L2, and fewer SMs relieve them."""
+    ``sm_count`` SMs, log2), its blocks per SM (log2) and its time (log10 s)."""
     n = counters
     out = {name: _num(n, metric) for name, metric in _PHYSICAL_COUNTERS.items()}
     out["SMBusy"] = _ratio(_num(n, "sm__cycles_active.avg"), _num(n, "sm__cycles_elapsed.avg")) * 100
@@ -312,9 +307,6 @@ def physical_inputs(counters: Mapping[str, Any], base_time_s: float, device: str
     out["Waves"] = np.log2(waves) if waves > 0 else np.nan
     out["BlocksPerSM"] = np.log2(blocks / sm_count) if blocks > 0 else np.nan
     out["BaseTime"] = np.log10(base_time_s) if base_time_s > 0 else np.nan
-    atomics = sum(np.nan_to_num(_num(n, metric)) for metric in _ATOMICS)
-    out["GlobalAtomics"] = np.log10(1.0 + 1000.0 * _ratio(atomics,
-                                                           _num(n, "smsp__inst_executed.sum")))
     return out
 
 
