@@ -9,7 +9,8 @@ matplotlib. Subpackages follow the pipeline of ``DESIGN.md``::
 
 from __future__ import annotations
 
-from importlib import import_module
+from kerncast._lazy import LazyNames
+
 from typing import Any
 
 from kerncast._errors import InputError, KerncastError, NotFittedError, ToolchainError
@@ -47,14 +48,12 @@ __all__ = [
 ]
 
 
+_lazy = LazyNames(__name__, _LAZY, globals())
+
+
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'kerncast' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
+    return _lazy.get(name)
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return _lazy.names()

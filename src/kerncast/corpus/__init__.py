@@ -7,8 +7,9 @@ module (``.py``) with the seeded input generator and the NumPy reference.
 Kernels are addressed as ``corpus:NAME`` wherever a command takes a kernel.
 """
 
-from importlib import import_module
 from typing import Any
+
+from kerncast._lazy import LazyNames
 
 from kerncast.corpus._catalog import (
     KERNEL_DIR,
@@ -54,14 +55,12 @@ __all__ = [
 ]
 
 
+_lazy = LazyNames(__name__, _LAZY, globals())
+
+
 def __getattr__(name: str) -> Any:
-    where = _LAZY.get(name)
-    if where is None:
-        raise AttributeError(f"module 'kerncast.corpus' has no attribute {name!r}")
-    value = getattr(import_module(f"kerncast.corpus.{where}"), name)
-    globals()[name] = value
-    return value
+    return _lazy.get(name)
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return _lazy.names()

@@ -10,8 +10,9 @@ The learning side (the paper's model and kerncast's) is in :mod:`kerncast.cpu._x
 the ``xapp`` predictor and ``kerncast speedup`` use it.
 """
 
-from importlib import import_module
 from typing import Any
+
+from kerncast._lazy import LazyNames
 
 from kerncast.cpu._features import FEATURES
 from kerncast.cpu._profile import CpuProfile, profile
@@ -23,14 +24,12 @@ _LAZY = {"load_features": "_xapp_data", "KerncastModel": "_xapp_own",
 __all__ = ["FEATURES", "CpuProfile", "KerncastModel", "PortClassifier", "load_features", "profile"]
 
 
+_lazy = LazyNames(__name__, _LAZY, globals())
+
+
 def __getattr__(name: str) -> Any:
-    where = _LAZY.get(name)
-    if where is None:
-        raise AttributeError(f"module 'kerncast.cpu' has no attribute {name!r}")
-    value = getattr(import_module(f"kerncast.cpu.{where}"), name)
-    globals()[name] = value
-    return value
+    return _lazy.get(name)
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return _lazy.names()

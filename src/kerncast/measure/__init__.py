@@ -14,9 +14,10 @@ GPU libraries are imported only when a backend is created.
 
 from __future__ import annotations
 
+from kerncast._lazy import LazyNames
+
 import sys
 import types
-from importlib import import_module
 from typing import Any
 
 __all__ = [
@@ -74,17 +75,15 @@ _WHERE = {
 }
 
 
+_lazy = LazyNames(__name__, _WHERE, globals())
+
+
 def __getattr__(name: str) -> Any:
-    where = _WHERE.get(name)
-    if where is None:
-        raise AttributeError(f"module 'kerncast.measure' has no attribute {name!r}")
-    value = getattr(import_module(f"kerncast.measure.{where}"), name)
-    globals()[name] = value
-    return value
+    return _lazy.get(name)
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    return _lazy.names()
 
 
 class _CallableModule(types.ModuleType):

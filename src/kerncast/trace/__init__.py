@@ -9,8 +9,9 @@ Nsight-Compute-comparable totals (:func:`kernel_totals`) and an estimated SASS
 instruction count (:func:`estimate_sass`).
 """
 
-from importlib import import_module
 from typing import Any
+
+from kerncast._lazy import LazyNames
 
 from kerncast.trace._banks import BANKS, BankReport, bank_conflicts
 from kerncast.trace._cache import (
@@ -40,14 +41,12 @@ __all__ = [
 ]
 
 
+_lazy = LazyNames(__name__, _LAZY, globals())
+
+
 def __getattr__(name: str) -> Any:
-    where = _LAZY.get(name)
-    if where is None:
-        raise AttributeError(f"module 'kerncast.trace' has no attribute {name!r}")
-    value = getattr(import_module(f"kerncast.trace.{where}"), name)
-    globals()[name] = value
-    return value
+    return _lazy.get(name)
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return _lazy.names()
