@@ -311,6 +311,11 @@ CATALOGUE = [
     (["data", "compact", "/nonexistent"], "is not a directory"),
     (["calibrate", "--device", "nosuch"], "unknown device 'nosuch'"),
     (["corpus", "show", "nosuch"], "no corpus kernel 'nosuch'"),
+    (["sweep", "corpus:copy_vector", "--strategy", "greedy_ils"],
+     "a corpus kernel's launch space is swept whole"),
+    (["sweep", "{conv}", "--strategy", "random_sample"], "random_sample needs max_fevals"),
+    (["sweep", "{conv}", "--strategy", "annealing"], "unknown strategy 'annealing'"),
+    (["sweep", "{conv}", "--configs", "/nonexistent.csv"], "--configs /nonexistent.csv: cannot"),
 ]
 
 
@@ -318,8 +323,9 @@ CATALOGUE = [
                          if isinstance(v, list) else None)
 def test_the_catalogue_of_mistakes(tmp_path, capsys, argv, message):
     saxpy = Path(__file__).resolve().parents[1] / "userkernels" / "saxpy.cu"
+    conv = Path(__file__).resolve().parents[1] / "userkernels" / "conv1d_tuned.toml"
     out = tmp_path / "dataset"
-    argv = [a.format(saxpy=saxpy, out=out) for a in argv]
+    argv = [a.format(saxpy=saxpy, out=out, conv=conv) for a in argv]
     code, stdout, err = _run(capsys, argv)
     text = " ".join((err + stdout).split())
     assert code == 2, text

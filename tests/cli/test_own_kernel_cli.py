@@ -151,3 +151,37 @@ def test_a_sweep_is_scored_against_a_cache_kernel_tuner_measured(tmp_path, capsy
     assert -1 <= result["compare"]["spearman"] <= 1 and result["compare"]["mape_pct"] >= 0
     code, _, err = _run(capsys, ["sweep", "corpus:copy_vector", "--compare", str(measured)])
     assert code == 2 and "launch file" in err
+
+
+def _vector_add_file(tmp_path, blocks):
+    (tmp_path / "vector_add.cu").write_text(
+        "__global__ void vector_add(float *c, float *a, float *b, int n) {\n"
+        "    int i = blockIdx.x * block_size_x + threadIdx.x;\n"
+        "    if (i < n) c[i] = a[i] + b[i];\n}\n")
+    (tmp_path / "vector_add.toml").write_text(
+        'kernel = "vector_add"\nsource = "vector_add.cu"\nproblem_size = 100000\n'
+        'args = ["c=float32[100000]", "a=float32[100000]", "b=float32[100000]", '
+        '"n=int32:100000"]\nrestrictions = ["block_size_x <= 512"]\n'
+        f"[tune_params]\nblock_size_x = {blocks}\n")
+    return str(tmp_path / "vector_add.toml")
+
+
+def test_a_sweep_samples_searches_or_takes_a_list_and_a_config_outside_is_a_row(
+        tmp_path, capsys):
+    path = _vector_add_file(tmp_path, [32, 64, 128, 256, 512, 1024])
+    code, out, err = _run(capsys, ["sweep", path, "--strategy", "random_sample",
+                                   "--max-configs", "3", "--seed", "2", "--json"])
+    assert code == 0, err
+    assert len(json.loads(out)) == 3
+    code, out, err = _run(capsys, ["sweep", path, "--strategy", "greedy_ils", "--max-configs",
+                                   "4", "--json"])
+    assert code == 0, err
+    assert len(json.loads(out)) == 4
+    listed = tmp_path / "configs.csv"
+    listed.write_text("block_size_x\n128\n1024\n48\n")
+    code, out, err = _run(capsys, ["sweep", path, "--configs", str(listed), "--json"])
+    assert code == 0, err
+    rows = {r["config"]: r for r in json.loads(out)}
+    assert rows["block_size_x=128"]["error"] == "" and rows["block_size_x=128"]["seconds"] > 0
+    assert "excluded by the restrictions" in rows["block_size_x=1024"]["error"]
+    assert "not among the values" in rows["block_size_x=48"]["error"]

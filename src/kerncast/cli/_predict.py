@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 from typing import Annotated
 
@@ -171,22 +172,42 @@ def sweep_cmd(
         help="Keep each finished configuration in this file as it comes; the same sweep run "
              "again with it predicts only what is missing (an interrupted sweep resumes).")
     ] = None,
+    strategy: Annotated[str, typer.Option(
+        help="For a launch file: which configurations to predict, as Kernel Tuner's "
+             "strategies: brute_force (all), random_sample, greedy_ils (local search).")
+    ] = "brute_force",
+    max_configs: Annotated[int | None, typer.Option(
+        "--max-configs", help="random_sample, greedy_ils: configurations to predict "
+                              "(greedy_ils: default 100).")] = None,
+    seed: Annotated[int, typer.Option(help="random_sample, greedy_ils: the random seed.")] = 0,
+    configs: Annotated[Path | None, typer.Option(
+        "--configs", help="For a launch file: predict only these configurations: a JSON list "
+                          "of objects, or a CSV whose columns are the tunable parameters.")
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Predict every launch configuration of a kernel statically and rank them.
+    """Predict the launch configurations of a kernel statically and rank them.
 
-    A launch file's configurations are its [tune_params] (with its restrictions).
+    A launch file's configurations are its \\[tune_params] (with its restrictions): all of
+    them, a sample, a local search (--strategy) or a list (--configs).
 
     Examples:
       kerncast sweep corpus:matmul_regblock --device h100 --csv ranking.csv
       kerncast sweep vector_add.toml --cache vector_add_predicted.json
+      kerncast sweep conv.toml --strategy greedy_ils --max-configs 200
     """
-    from kerncast.models import sweep, sweep_space  # noqa: PLC0415 (CLI start-up: models is heavy)
+    from kerncast.models import Search, sweep, sweep_space  # noqa: PLC0415 (CLI start-up: models is heavy)
 
     target = target_of(kernel, lang=lang)
     if (cache is not None or compare is not None) and not target.own:
         raise InputError("--cache and --compare work with a launch file's [tune_params] in "
                          "Kernel Tuner's format; for a corpus kernel use --csv")
+    options = {"seed": seed, **({} if max_configs is None else {"max_fevals": max_configs})}
+    plan = Search.of(strategy, options)
+    if (plan.strategy != "brute_force" or configs is not None) and not target.own:
+        raise InputError("--strategy and --configs choose among a launch file's "
+                         "[tune_params]; a corpus kernel's launch space is swept whole")
+    only = _config_list(configs, target.space.tuning.tune_params) if configs else None
     get_device(device)  # an unknown device fails here, before the progress bar
     runner = executor_of(executor, workers, address)
     measured = _measured_cache(compare)
@@ -201,7 +222,8 @@ def sweep_cmd(
             results, _ = sweep_space(target.space, device=device,
                                      cache=None if cache is None else str(cache),
                                      progress=tick, executor=runner,
-                                     journal=None if journal is None else str(journal))
+                                     journal=None if journal is None else str(journal),
+                                     plan=plan, only=only)
             rows = _ranked(results, list(target.space.tuning.tune_params))
             scored = _scored(results, measured) if measured is not None else None
         else:
@@ -227,6 +249,32 @@ def sweep_cmd(
                       f"configurations, MAPE {scored['mape_pct']:.1f}%, Spearman "
                       f"{scored['spearman']:.2f}, regret top-1 {scored['regret_top1_pct']:.1f}%, "
                       f"top-5 {scored['regret_top5_pct']:.1f}%")
+
+
+def _config_list(path: Path, tune_params: dict) -> list[dict]:
+    """The configurations of ``--configs``: a JSON list of objects, or a CSV whose header
+    names the tunable parameters (a cell is matched to the parameter's value it prints
+    as)."""
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise InputError(f"--configs {path}: cannot read it ({exc.strerror})") from None
+    if path.suffix.lower() == ".json":
+        try:
+            listed = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"--configs {path} is not valid JSON ({exc})") from None
+        if not isinstance(listed, list) or not all(isinstance(c, dict) for c in listed):
+            raise InputError(f"--configs {path}: give a JSON list of objects, e.g. "
+                             '[{"block_size_x": 128}]')
+        return listed
+    rows = list(csv.DictReader(text.splitlines()))
+    if not rows:
+        raise InputError(f"--configs {path}: no configurations; give a CSV with a header of "
+                         f"the tunable parameters ({', '.join(tune_params)}) and a row each")
+    known = {name: {str(v): v for v in values} for name, values in tune_params.items()}
+    return [{k: known.get(k, {}).get(str(v).strip(), str(v).strip()) for k, v in row.items()}
+            for row in rows]
 
 
 def _measured_cache(path: Path | None):

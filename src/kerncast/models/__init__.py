@@ -21,6 +21,7 @@ from kerncast.models._static import StaticSimulator  # noqa: E402
 from kerncast.models._svr import SamplingSVR  # noqa: E402
 from kerncast.models._xapp import XappSpeedup  # noqa: E402
 from kerncast.models._predict import predict, resolve_kernel, sweep, sweep_space  # noqa: E402
+from kerncast.models._search import STRATEGIES, Search  # noqa: E402
 from kerncast.models._insight import WhatIf, importance, what_if  # noqa: E402
 from kerncast.models._trained import shipped_models, train, trained_model, trained_path  # noqa: E402
 from kerncast.models._scaling import (  # noqa: E402
@@ -35,6 +36,8 @@ __all__ = [
     "METHODS",
     "NEEDS",
     "SM_AXIS",
+    "STRATEGIES",
+    "Search",
     "LaunchRegression",
     "Prediction",
     "Predictor",

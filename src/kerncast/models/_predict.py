@@ -30,6 +30,7 @@ from kerncast.models.registry import predictor_class
 from kerncast.measure import BACKEND_KINDS
 from kerncast.devices import get_device
 from kerncast.models._journal import Journal
+from kerncast.models._search import Search, config_key, search
 from kerncast.execute import Failed, get_executor
 
 __all__ = ["accuracy_table", "predict", "resolve_kernel", "sweep", "sweep_space"]
@@ -247,9 +248,12 @@ def sweep(kernel_name: str | CorpusKernel | LaunchFile, kernel_source: Any = Non
     configuration (its parameters, ``time`` in ms as predicted, ``bottleneck``,
     ``registers``, ``error`` where it cannot run) and ``env`` what the predictions rest
     on; ``cache=FILE`` writes Kernel Tuner's cache file of the predicted times, for its
-    simulation mode and search strategies. Options of ``tune_kernel`` that only matter on
-    a GPU (``iterations``, ``answer``, ``verify``, ``strategy``, ``observers``, ...) are
-    accepted and have no effect: every configuration is predicted.
+    simulation mode and search strategies. ``strategy`` and ``strategy_options`` choose
+    the configurations predicted, as Kernel Tuner's do the ones it runs: ``brute_force``
+    (every one, the default), ``random_sample`` (``max_fevals`` or ``fraction``) and
+    ``greedy_ils`` (``max_fevals``, ``neighbor``; :mod:`kerncast.models._search`).
+    Options of ``tune_kernel`` that only matter on a GPU (``iterations``, ``answer``,
+    ``verify``, ``observers``, ...) are accepted and have no effect.
 
     A launch file (:func:`kerncast.load_launch_file`) is swept over its ``tune_params``,
     returning the same ``(results, env)``.
@@ -265,50 +269,89 @@ def sweep(kernel_name: str | CorpusKernel | LaunchFile, kernel_source: Any = Non
     from kerncast.execute import get_executor  # noqa: PLC0415 (light; only for a sweep)
 
     runner = get_executor(executor, workers=workers, address=address)
+    plan = Search.of(options.pop("strategy", None), options.pop("strategy_options", None))
     if isinstance(kernel_name, LaunchFile):
         return sweep_space(kernel_name, device=device, sm_count=sm_count, cache=cache,
-                           progress=progress, executor=runner, journal=journal)
+                           progress=progress, executor=runner, journal=journal, plan=plan)
     if kernel_source is None:
+        if plan.strategy != "brute_force":
+            raise InputError("a corpus kernel's launch space is swept whole; strategies "
+                             "work on a kernel_source or a launch file with tune_params")
         return _corpus_sweep(kernel_name, device, size, language, sm_count, progress, runner,
                              journal)
     user = _sweep_user(kernel_name, kernel_source, problem_size, arguments, tune_params,
                        options)
     return sweep_space(user, device=device, sm_count=sm_count, cache=cache, progress=progress,
-                       executor=runner, journal=journal)
+                       executor=runner, journal=journal, plan=plan)
 
 
 def sweep_space(space: Any, *, device: str = "h100", sm_count: int | None = None,
                 cache: str | None = None, progress=None, executor: Any = None,
-                journal: str | None = None) -> tuple[list[dict], dict]:
-    """Static predictions of every configuration of ``space`` (a :class:`UserKernel` or a
+                journal: str | None = None, plan: Search | None = None,
+                only: list[dict[str, Any]] | None = None) -> tuple[list[dict], dict]:
+    """Static predictions of the configurations of ``space`` (a :class:`UserKernel` or a
     :class:`kerncast.core.LaunchFile`: anything with ``configs()``, ``instance(params)``,
-    ``kernel`` and ``tuning``), as :func:`sweep` returns them, on ``executor`` (a
-    :mod:`kerncast.execute` executor; default serial)."""
+    ``kernel`` and ``tuning``) that ``plan`` chooses (:mod:`kerncast.models._search`;
+    default every one), or of the list ``only``, as :func:`sweep` returns them, on
+    ``executor`` (a :mod:`kerncast.execute` executor; default serial). A configuration
+    of ``only`` that is not in the space is a row with the reason."""
     from kerncast.devices import get_device  # noqa: PLC0415 (light; only to check the name)
 
     get_device(device)  # an unknown device fails here, not in every row
+    plan = plan or Search()
     configs = space.configs()
     log = _journal(journal, {"kernel": space.kernel.name, "device": device,
                              "sm_count": sm_count,
                              "problem_size": list(space.tuning.problem_size)})
-    rows = _fanned(_space_row, configs, (space, device, sm_count), executor, progress, log,
-                   [json.dumps(c, sort_keys=True, default=str) for c in configs])
-    results = []
-    for params, row in zip(configs, rows):
-        results.append({**params, "time": row["seconds"] * 1e3, "bottleneck": row["bottleneck"],
-                        "registers": row["registers"], "grid": row["grid"],
-                        "block": row["block"], "error": row["error"]})
+    total = len(only) if only is not None else plan.budget(len(configs))
+    finished = [0]
+
+    def evaluate(batch: list[dict]) -> list[dict]:
+        def tick(done: int, _: int) -> None:
+            if progress:
+                progress(finished[0] + done, total)
+        rows = _fanned(_space_row, batch, (space, device, sm_count), executor, tick, log,
+                       [config_key(c) for c in batch])
+        finished[0] += len(batch)
+        return rows
+
+    if only is not None:
+        pairs = _listed(space, only, evaluate)
+    else:
+        pairs = search(plan, configs, space.tuning.tune_params, evaluate)
+    results = [{**params, "time": row["seconds"] * 1e3, "bottleneck": row["bottleneck"],
+                "registers": row["registers"], "grid": row["grid"], "block": row["block"],
+                "error": row["error"]} for params, row in pairs]
     env = {"kernel_name": space.kernel.name, "device_name": device, "model": "static",
-           "problem_size": list(space.tuning.problem_size), "configurations": len(configs),
+           "problem_size": list(space.tuning.problem_size), "configurations": len(results),
+           "space": len(configs), "strategy": "list" if only is not None else plan.strategy,
            "predicted": True}
     if cache is not None:
         _write_cache(cache, space.kernel.name, device, space.tuning, results)
     return results, env
 
 
-_IGNORED = ("answer", "atol", "verify", "verbose", "quiet", "iterations", "strategy",
-            "strategy_options", "metrics", "observers", "simulation_mode", "log", "platform",
-            "objective", "objective_higher_is_better")
+def _listed(space: Any, only: list[dict[str, Any]], evaluate) -> list[tuple[dict, dict]]:
+    """The configurations of ``only`` predicted, each one outside the space a row with
+    the reason, in the list's order."""
+    inside, reasons = [], {}
+    for i, config in enumerate(only):
+        try:
+            space.tuning.check(config)
+            missing = sorted(set(space.tuning.tune_params) - set(config))
+            if missing:
+                raise InputError(f"gives no value for {', '.join(missing)}")
+            inside.append(i)
+        except InputError as exc:
+            reasons[i] = str(exc)
+    rows = dict(zip(inside, evaluate([only[i] for i in inside])))
+    return [(config, rows[i] if i in rows else _failed_row(reasons[i]))
+            for i, config in enumerate(only)]
+
+
+_IGNORED = ("answer", "atol", "verify", "verbose", "quiet", "iterations", "metrics",
+            "observers", "simulation_mode", "log", "platform", "objective",
+            "objective_higher_is_better")
 
 
 def _sweep_user(kernel_name, kernel_source, problem_size, arguments, tune_params,
