@@ -347,41 +347,8 @@ def _run(kernel: Kernel, launch: Launch, runners: list[_Device], axis: int,
         how, shares, fastest_s = _short_unlike(runners, probes, rates, slices)
         how += _verify(runners, shares, rates, cursor, kept, fastest_s, say)
     else:
-        how = "by the samples' throughput"
-        order = sorted(range(n), key=lambda i: rates[i]) if rates else list(range(n))
-        for i in order:
-            runner = runners[i]
-            if probes and i != order[0]:
-                rest_s = _fastest_s(lines[order[0]], kept[order[0]], slices - cursor)
-                if probes[i] >= rest_s:
-                    how += f"; {runner.spec} left out: one slice takes it longer than the rest"
-                    continue
-            say(f"sampling {runner.spec}")
-            if probes and i != order[0]:  # from one slice, ending before the fastest would
-                lines[i] = fit_line(_samples(runner, cursor, slices, 1, n, limit_s=rest_s / 2))
-                runner.restore()  # not kept: a CPU's few slices may cost more than timed
-                continue
-            samples = _samples(runner, cursor, slices, waves[i], n)
-            lines[i] = fit_line(samples)
-            starts[i] = cursor
-            sampled[i] = samples[-1][0] if reuse else 0
-            kept[i] = samples[-1][1] if reuse else 0.0
-            cursor += sampled[i]
-        if not reuse:
-            for runner in runners:
-                runner.restore()
-        fitted = [(i, line) for i, line in enumerate(lines) if line is not None]
-        active = [i for i, _ in fitted]
-        # a device that kept its sample is busy that long before its share starts
-        divided = balanced_shares([Line(line.fixed_s + kept[i], line.per_slice_s)
-                                   for i, line in fitted], slices - cursor)
-        shares = [0] * n
-        for i, share in zip(active, divided):
-            shares[i] = share
-        if rates:
-            lead = order[0]
-            how += _verify(runners, shares, rates, cursor, kept,
-                           lambda k: _fastest_s(lines[lead], kept[lead], k), say)
+        how, shares, cursor = _by_samples(runners, slices, waves, probes, rates, reuse,
+                                          (lines, sampled, kept, starts), say)
     sampling_s = time.perf_counter() - started
     say("running each device's share")
     parts, first = [], cursor
@@ -402,6 +369,53 @@ def _run(kernel: Kernel, launch: Launch, runners: list[_Device], axis: int,
         result.baselines, result.oracle_fraction = _baselines(runners, slices)
         result.baselines["kerncast (warm)"] = _warm(runners, parts)
     return result
+
+
+def _by_samples(runners: list[_Device], slices: int, waves: list[int],
+                probes: list[float] | None, rates: list[float] | None, reuse: bool,
+                state: tuple[list[Line | None], list[int], list[float], list[int]],
+                say: Callable[[str], None]) -> tuple[str, list[int], int]:
+    """A long grid: each device sampled in turn, fastest first (see the module), and the
+    rest divided by the lines through the samples. Fills ``state`` (each device's line,
+    kept slices, kept seconds and first kept slice); returns how the grid was divided,
+    the shares and the first slice after the kept samples."""
+    lines, sampled, kept, starts = state
+    n = len(runners)
+    how, cursor = "by the samples' throughput", 0
+    order = sorted(range(n), key=lambda i: rates[i]) if rates else list(range(n))
+    for i in order:
+        runner = runners[i]
+        if probes and i != order[0]:  # from one slice, ending before the fastest would
+            rest_s = _fastest_s(lines[order[0]], kept[order[0]], slices - cursor)
+            if probes[i] >= rest_s:
+                how += f"; {runner.spec} left out: one slice takes it longer than the rest"
+                continue
+            say(f"sampling {runner.spec}")
+            lines[i] = fit_line(_samples(runner, cursor, slices, 1, n, limit_s=rest_s / 2))
+            runner.restore()  # not kept: a CPU's few slices may cost more than timed
+            continue
+        say(f"sampling {runner.spec}")
+        samples = _samples(runner, cursor, slices, waves[i], n)
+        lines[i] = fit_line(samples)
+        starts[i] = cursor
+        sampled[i] = samples[-1][0] if reuse else 0
+        kept[i] = samples[-1][1] if reuse else 0.0
+        cursor += sampled[i]
+    if not reuse:
+        for runner in runners:
+            runner.restore()
+    fitted = [(i, line) for i, line in enumerate(lines) if line is not None]
+    # a device that kept its sample is busy that long before its share starts
+    divided = balanced_shares([Line(line.fixed_s + kept[i], line.per_slice_s)
+                               for i, line in fitted], slices - cursor)
+    shares = [0] * n
+    for (i, _), share in zip(fitted, divided):
+        shares[i] = share
+    if rates:
+        lead = order[0]
+        how += _verify(runners, shares, rates, cursor, kept,
+                       lambda k: _fastest_s(lines[lead], kept[lead], k), say)
+    return how, shares, cursor
 
 
 def _warm(runners: list[_Device], parts: list[Part]) -> float:
