@@ -77,6 +77,11 @@ def main(argv: list[str] | None = None) -> int:
     rows, refused = [], []
     if args.out is not None and args.out.exists():  # a run cut short goes on where it was
         rows = pd.read_parquet(args.out).to_dict("records")
+        other = {(r["devices"], r["size"]) for r in rows} - {(",".join(devices), args.size)}
+        if other:
+            sys.exit(f"{args.out} holds rows of {sorted(other)[0][0]} at size "
+                     f"{sorted(other)[0][1]}; give another --out to measure "
+                     f"{','.join(devices)} at size {args.size}")
         done = {row["kernel"] for row in rows}
         print(f"{args.out}: {len(done)} kernels measured before; measuring the rest",
               file=sys.stderr, flush=True)
