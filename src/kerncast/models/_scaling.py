@@ -231,15 +231,13 @@ def _ratio(num: float, den: float) -> float:
     return num / den if np.isfinite(num) and np.isfinite(den) and den > 0 else np.nan
 
 
-def _static_occupancy(row: Mapping[str, Any], device: str) -> float:
-    """The launch's theoretical occupancy (the seed's static Occupancy)."""
-
+def _occupancy(row: Mapping[str, Any], device: str) -> Any:
+    """The launch's theoretical occupancy on ``device`` (None where the row cannot say)."""
     try:
-        occ = occupancy(device, int(row["threads_per_block"]), int(row.get("registers") or 32),
-                        int(row.get("static_shared") or 0) + int(row.get("dynamic_shared") or 0))
+        return occupancy(device, int(row["threads_per_block"]), int(row.get("registers") or 32),
+                         int(row.get("static_shared") or 0) + int(row.get("dynamic_shared") or 0))
     except (KeyError, TypeError, ValueError, InputError):
-        return np.nan
-    return float(occ.occupancy)
+        return None
 
 
 def classifier_inputs(counters: Mapping[str, Any], base_time_s: float, device: str = "h100",
@@ -258,7 +256,7 @@ def classifier_inputs(counters: Mapping[str, Any], base_time_s: float, device: s
     wavefronts = (_num(n, "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum")
                   + _num(n, "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"))
     read, write = _num(n, "dram__bytes_read.sum"), _num(n, "dram__bytes_write.sum")
-    occ = _static_occupancy(n, device)
+    occ = _occupancy(n, device)
     return {
         "VALUInsts": _ratio(sum(_num(n, c) for c in _VALU), warps),
         "SALUInsts": _ratio(_num(n, "smsp__inst_executed_op_branch.sum"), warps),
@@ -274,23 +272,13 @@ def classifier_inputs(counters: Mapping[str, Any], base_time_s: float, device: s
         "MemUnitStalled": sum(_num(n, c) for c in _MEM_STALLS),
         "WriteUnitStalled": _num(n, "smsp__average_warps_issue_stalled_drain_per_issue_active.ratio"),
         "LDSBankConflict": _ratio(conflicts, wavefronts) if wavefronts > 0 else 0.0,
-        "Occupancy": occ,
+        "Occupancy": float(occ.occupancy) if occ is not None else np.nan,
         "FetchPerLoadByte": _ratio(read, _SECTOR * _num(n, _LD_SECTORS)),
         "WritePerStoreByte": _ratio(write, _SECTOR * _num(n, _ST_SECTORS)),
         "NumWorkGroups": min(_num(n, "blocks"), WORKGROUPS_PER_SM_CAP * sm_count),
         "ReadBandwidth": _ratio(read, base_time_s),
         "WriteBandwidth": _ratio(write, base_time_s),
     }
-
-
-def _resident_blocks(row: Mapping[str, Any], device: str) -> float:
-
-    try:
-        occ = occupancy(device, int(row["threads_per_block"]), int(row.get("registers") or 32),
-                        int(row.get("static_shared") or 0) + int(row.get("dynamic_shared") or 0))
-    except (KeyError, TypeError, ValueError, InputError):
-        return np.nan
-    return float(occ.blocks_per_sm) if occ.blocks_per_sm > 0 else np.nan
 
 
 def physical_inputs(counters: Mapping[str, Any], base_time_s: float, device: str = "h100",
@@ -303,7 +291,9 @@ def physical_inputs(counters: Mapping[str, Any], base_time_s: float, device: str
     out = {name: _num(n, metric) for name, metric in _PHYSICAL_COUNTERS.items()}
     out["SMBusy"] = _ratio(_num(n, "sm__cycles_active.avg"), _num(n, "sm__cycles_elapsed.avg")) * 100
     blocks = _num(n, "blocks")
-    waves = _ratio(blocks, sm_count * _resident_blocks(n, device))
+    occ = _occupancy(n, device)
+    resident = occ.blocks_per_sm if occ is not None and occ.blocks_per_sm > 0 else np.nan
+    waves = _ratio(blocks, sm_count * resident)
     out["Waves"] = np.log2(waves) if waves > 0 else np.nan
     out["BlocksPerSM"] = np.log2(blocks / sm_count) if blocks > 0 else np.nan
     out["BaseTime"] = np.log10(base_time_s) if base_time_s > 0 else np.nan
