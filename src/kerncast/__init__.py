@@ -24,6 +24,7 @@ _LAZY = {
     "Generator": "kerncast.core",
     "Kernel": "kerncast.core",
     "Launch": "kerncast.core",
+    "Prediction": "kerncast.core",
     "Scalar": "kerncast.core",
     "Struct": "kerncast.core",
     "View": "kerncast.core",

@@ -25,6 +25,14 @@ def test_shipped_corpus_loads():
     assert len(list_kernels()) >= 2
 
 
+def test_shipped_corpus_launch_spaces_are_valid():
+    """The catalogue trusts the shipped corpus's launch spaces; this is where they are checked."""
+    from kerncast.corpus._spec import load_application
+
+    apps = [load_application(d) for d in sorted(KERNEL_DIR.iterdir()) if (d / "spec.toml").exists()]
+    assert sum(len(app.kernels) for app in apps) == len(list_kernels())
+
+
 def test_corpus_prefix_resolves():
     assert get_kernel("corpus:matmul_tiled").name == "matmul_tiled"
 

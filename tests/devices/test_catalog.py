@@ -234,3 +234,20 @@ def test_bus_width_and_memory_clock_give_the_datasheet_bandwidth(key, gbs):
     derived = mem.bus_width_bits / 8 * mem.clock_mhz * per_pin / 1e3
     assert derived == pytest.approx(gbs, rel=0.01)
     assert mem.peak_bandwidth_gbs == pytest.approx(gbs, rel=0.001)
+
+
+def test_an_alias_claimed_by_two_spec_files_is_refused(tmp_path, monkeypatch):
+    """Names are indexed from the TOML alone; a clash names both files."""
+    from kerncast import InputError
+    from kerncast.devices import _catalog
+
+    shipped = (_catalog.SPEC_DIR / "h100-sxm.toml").read_text()
+    for stem in ("gpu-a", "gpu-b"):  # the same spec under two keys: its aliases clash
+        (tmp_path / f"{stem}.toml").write_text(shipped)
+    monkeypatch.setattr(_catalog, "SPEC_DIR", tmp_path)
+    _catalog._index.cache_clear()
+    try:
+        with pytest.raises(InputError, match=r"is claimed by both gpu-a.toml and gpu-b.toml"):
+            get_device("h100")
+    finally:
+        _catalog._index.cache_clear()

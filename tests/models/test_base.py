@@ -110,3 +110,33 @@ def test_a_missing_skops_is_a_clear_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "skops", None)
     with pytest.raises(ToolchainError, match="pip install skops"):
         decode(encoded)
+
+
+def test_parameters_follow_scikit_learns_protocol():
+    """get_params/set_params/clone/repr work without deriving from BaseEstimator."""
+    from sklearn.base import clone
+
+    model = _Constant(seconds=2e-3)
+    assert model.get_params() == {"rows": None, "seconds": 2e-3}
+    assert repr(model) == "_Constant(seconds=0.002)" and repr(_Constant()) == "_Constant()"
+    assert model.set_params(rows=4) is model and model.rows == 4
+    copy = clone(model)
+    assert copy is not model and copy.get_params() == model.get_params()
+    with pytest.raises(InputError, match="has no parameter 'row'; its parameters are: rows, seconds"):
+        model.set_params(row=1)
+
+
+def test_nested_parameters_are_reached_with_double_underscores():
+    class _Outer(Predictor):
+        name = "outer-for-tests"
+
+        def __init__(self, *, inner: Predictor | None = None, scale: float = 1.0):
+            self.inner = inner
+            self.scale = scale
+
+    outer = _Outer(inner=_Constant(seconds=1.0))
+    assert outer.get_params()["inner__seconds"] == 1.0
+    assert "inner__seconds" not in outer.get_params(deep=False)
+    outer.set_params(inner__seconds=3.0)
+    assert outer.inner.seconds == 3.0
+

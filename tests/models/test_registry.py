@@ -39,9 +39,41 @@ def _model(name="x-for-tests", needs=frozenset()):
     (_model(name="Bad Name"), "must be lower-case words"),
     (_model(needs=frozenset({"gpu"})), "needs must be a frozenset over"),
     (_model(needs={"spec"}), "needs must be a frozenset over"),
-    (_model(name="roofline"), "taken by Roofline"),
+    (_model(name="roofline"), "taken by a built-in model"),
     (int, "only Predictor subclasses"),
 ])
 def test_register_rejects_bad_classes(cls, message):
     with pytest.raises(TypeError, match=message):
         register(cls)
+
+
+def test_builtin_table_names_the_module_that_registers_each_model():
+    """Every model module under kerncast.models, imported, registers exactly the names the
+    table sends there (a new model needs its line in BUILTIN to be found)."""
+    import importlib
+    import pkgutil
+
+    import kerncast.models
+    from kerncast.models.registry import _REGISTRY, BUILTIN
+
+    for info in pkgutil.walk_packages(kerncast.models.__path__, "kerncast.models."):
+        importlib.import_module(info.name)
+    builtin = {name: cls.__module__ for name, cls in _REGISTRY.items()
+               if cls.__module__.startswith("kerncast.models.")}
+    assert builtin == BUILTIN
+
+
+def test_a_builtin_name_cannot_be_taken_before_its_module_loads():
+    with pytest.raises(TypeError, match="'xapp' is taken by a built-in model"):
+        register(_model(name="xapp"))
+
+
+def test_a_registered_name_cannot_be_taken_by_another_class():
+    from kerncast.models.registry import _REGISTRY
+
+    first = register(_model(name="dup-for-tests"))
+    try:
+        with pytest.raises(TypeError, match="'dup-for-tests' is taken by M"):
+            register(_model(name="dup-for-tests"))
+    finally:
+        _REGISTRY.pop(first.name)

@@ -2,7 +2,8 @@
 
 :class:`Kernel` (a source and how to compile it), :class:`Launch` (geometry and
 arguments) and the arguments (:class:`Array`, :class:`Scalar`, :class:`Struct`,
-:class:`View`, with named :class:`Generator` s for arrays described without data). It
+:class:`View`, with named :class:`Generator` s for arrays described without data), and
+:class:`Prediction` (what every model answers for a launch). It
 imports nothing of kerncast but its errors: the frontend compiles a ``Kernel``, the
 emulator runs a ``Launch``, the models predict one, the corpus produces them.
 """
@@ -18,13 +19,14 @@ from kerncast.core._launchfile import (LaunchFile, build_launch, load_launch_fil
                                        parse_args, user_launch)
 from kerncast.core._serial import (kernel_from_dict, kernel_to_dict, launch_from_dict,
                                    launch_to_dict)
+from kerncast.core._prediction import BREAKDOWN_KEYS, Prediction
 from kerncast.core._tuning import DEFAULT_BLOCK_NAMES, Tuning
 from kerncast.core._user import UserKernel, language_of
 
 __all__ = [
-    "ARG_DTYPES", "COMPILERS", "DEFAULT_BLOCK_NAMES", "GENERATORS", "LANGUAGES", "MAX_GRID",
+    "ARG_DTYPES", "BREAKDOWN_KEYS", "COMPILERS", "DEFAULT_BLOCK_NAMES", "GENERATORS", "LANGUAGES", "MAX_GRID",
     "MAX_THREADS", "Argument", "Array", "BufferOffset", "Generator", "Kernel", "Launch",
-    "LaunchFile", "Scalar", "Struct", "Tuning", "UserKernel", "View", "as_argument",
+    "LaunchFile", "Prediction", "Scalar", "Struct", "Tuning", "UserKernel", "View", "as_argument",
     "as_dtype", "build_launch", "dims", "evaluate", "kernel_from_dict", "kernel_to_dict",
     "language_of", "language_of_suffix", "launch_from_dict", "launch_to_dict",
     "load_launch_file", "npy_header", "parse_arg", "parse_args", "parse_generator",

@@ -259,8 +259,9 @@ def _read(path: Path) -> ApplicationSpec:
         raise _fail(path, loc, first["msg"]) from None
 
 
-def load_application(directory: Path) -> Application:
-    """Load and validate one application directory of the corpus."""
+def load_application(directory: Path, *, whole_space: bool = True) -> Application:
+    """Load and validate one application directory of the corpus; with ``whole_space``,
+    every launch configuration of every size is checked too (the most costly check)."""
     path = directory / "spec.toml"
     spec = _read(path)
     if spec.application != directory.name:
@@ -272,5 +273,5 @@ def load_application(directory: Path) -> Application:
     from kerncast.corpus._validate import validate_kernel  # noqa: PLC0415 (cycle)
 
     for kernel in kernels:
-        validate_kernel(kernel, path)
+        validate_kernel(kernel, path, whole_space=whole_space)
     return app

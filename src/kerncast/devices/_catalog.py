@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import tomllib
 from functools import lru_cache
 from pathlib import Path
 
@@ -26,22 +27,31 @@ _LOADED: dict[str, Device] = {}
 
 @lru_cache(maxsize=1)
 def _shipped() -> tuple[Device, ...]:
-    return tuple(load_spec(p) for p in sorted(SPEC_DIR.glob("*.toml")))
+    return tuple(_load_shipped(p) for p in sorted(SPEC_DIR.glob("*.toml")))
+
+
+@lru_cache(maxsize=None)
+def _load_shipped(path: Path) -> Device:
+    return load_spec(path)
 
 
 @lru_cache(maxsize=1)
-def _index() -> dict[str, Device]:
-    index: dict[str, Device] = {}
-    for dev in _shipped():
-        for label in (dev.key, dev.name, *dev.aliases):
-            key = _normalise(label)
+def _index() -> dict[str, Path]:
+    """Every shipped spec's key, name and aliases (normalised) -> its file. Read from the
+    TOML alone, so that resolving one device validates only its own spec."""
+    index: dict[str, Path] = {}
+    for path in sorted(SPEC_DIR.glob("*.toml")):
+        raw = tomllib.loads(path.read_text())
+        labels = (raw.get("key", path.stem), raw.get("name", ""), *raw.get("aliases", ()))
+        for label in filter(None, labels):
+            key = _normalise(str(label))
             other = index.get(key)
-            if other is not None and other.key != dev.key:
+            if other is not None and other != path:
                 raise InputError(
-                    f"device name {label!r} is claimed by both {other.key}.toml and "
-                    f"{dev.key}.toml; give each alias to one spec only"
+                    f"device name {label!r} is claimed by both {other.name} and "
+                    f"{path.name}; give each alias to one spec only"
                 )
-            index[key] = dev
+            index[key] = path
     return index
 
 
@@ -71,10 +81,13 @@ def get_device(name: str | Path | Device) -> Device:
         device = load_spec(text)
         _LOADED[_normalise(device.key)] = device  # later lookups by its key find it
         return device
-    found = _LOADED.get(_normalise(text)) or _index().get(_normalise(text))
+    found = _LOADED.get(_normalise(text))
     if found is not None:
         return found
-    raise InputError(_unknown_message(text))
+    path = _index().get(_normalise(text))
+    if path is None:
+        raise InputError(_unknown_message(text))
+    return _load_shipped(path)
 
 
 def _unknown_message(text: str) -> str:

@@ -9,25 +9,31 @@ evaluation harness (``kerncast.evaluate``) scores them all on the same data. Wor
 counts for analytical models come from :mod:`kerncast.models.work`.
 """
 
+from typing import Any
+
+from kerncast._lazy import LazyNames
 from kerncast.models._base import BREAKDOWN_KEYS, NEEDS, Prediction, Predictor
 from kerncast.models.registry import get_predictor, list_predictors, predictor_class, register
 
-# Modules that define models register them on import.
-from kerncast.models import _launch_regression, _roofline, _sampling, _scaling, _static, _svr, _xapp, zoo  # noqa: E402, F401  isort: skip
-from kerncast.models._launch_regression import LaunchRegression  # noqa: E402
-from kerncast.models._roofline import LAUNCH_OVERHEAD_H100_S, Roofline  # noqa: E402
-from kerncast.models._sampling import Sampling, SeedLinear  # noqa: E402
-from kerncast.models._static import StaticSimulator  # noqa: E402
-from kerncast.models._svr import SamplingSVR  # noqa: E402
-from kerncast.models._xapp import XappSpeedup  # noqa: E402
-from kerncast.models._predict import predict, resolve_kernel, sweep, sweep_space  # noqa: E402
-from kerncast.models._search import STRATEGIES, Search  # noqa: E402
-from kerncast.models._insight import WhatIf, importance, what_if  # noqa: E402
-from kerncast.models._trained import shipped_models, train, trained_model, trained_path  # noqa: E402
-from kerncast.models._scaling import (  # noqa: E402
-    INSTANCE, METHODS, SM_AXIS, base_inputs, base_physical, base_runs, fit_surfaces, merge_datasets,
-    parse_configuration, predict_surface, surface_frame,
-)
+# Everything else loads on first use: a prediction with one model imports that model's
+# module only (scikit-learn, pandas and the emulator are not needed by all of them).
+_LAZY = {
+    "LaunchRegression": "_launch_regression",
+    "LAUNCH_OVERHEAD_H100_S": "_roofline",
+    "Roofline": "_roofline",
+    "Sampling": "_sampling",
+    "SeedLinear": "_sampling",
+    "StaticSimulator": "_static",
+    "SamplingSVR": "_svr",
+    "XappSpeedup": "_xapp",
+    **dict.fromkeys(("predict", "resolve_kernel", "sweep", "sweep_space"), "_predict"),
+    **dict.fromkeys(("STRATEGIES", "Search"), "_search"),
+    **dict.fromkeys(("WhatIf", "importance", "what_if"), "_insight"),
+    **dict.fromkeys(("shipped_models", "train", "trained_model", "trained_path"), "_trained"),
+    **dict.fromkeys(("INSTANCE", "METHODS", "SM_AXIS", "base_inputs", "base_physical",
+                     "base_runs", "fit_surfaces", "merge_datasets", "parse_configuration",
+                     "predict_surface", "surface_frame"), "_scaling"),
+}
 
 __all__ = [
     "BREAKDOWN_KEYS",
@@ -71,3 +77,14 @@ __all__ = [
     "trained_path",
     "what_if",
 ]
+
+
+_lazy = LazyNames(__name__, _LAZY, globals())
+
+
+def __getattr__(name: str) -> Any:
+    return _lazy.get(name)
+
+
+def __dir__() -> list[str]:
+    return _lazy.names()

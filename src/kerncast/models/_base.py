@@ -4,7 +4,10 @@ Every performance model of kerncast (the static simulator, the sampling and lear
 models, the survey's baselines) is a :class:`Predictor`. The contract:
 
 * ``__init__`` takes keyword-only parameters and only stores them (so that
-  ``get_params``/``set_params``/``sklearn.base.clone`` work);
+  ``get_params``/``set_params``/``sklearn.base.clone`` work). The class keeps
+  scikit-learn's estimator protocol without deriving from its ``BaseEstimator``, whose
+  import (about a second, with SciPy's statistics) would be paid by every prediction,
+  the static one included; the learned models import scikit-learn themselves;
 * ``fit(dataset)`` returns ``self``; learned state lives in attributes whose names end
   in ``_``; models that learn nothing still set ``fitted_`` so the contract is uniform;
 * ``predict(dataset)`` returns one time in seconds per row of ``dataset.times`` (the
@@ -20,17 +23,20 @@ models, the survey's baselines) is a :class:`Predictor`. The contract:
 
 from __future__ import annotations
 
+import inspect
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-from sklearn.base import BaseEstimator
 
 from kerncast._errors import InputError, NotFittedError
-from kerncast.data import Dataset
 from kerncast._persist import decode, encode
+from kerncast.core import BREAKDOWN_KEYS, Prediction
+
+if TYPE_CHECKING:
+    from kerncast.data import Dataset
 
 __all__ = ["BREAKDOWN_KEYS", "FORMAT_VERSION", "NEEDS", "LaunchInputs", "Prediction",
            "Predictor"]
@@ -44,43 +50,7 @@ NEEDS: dict[str, str] = {
     "base_config_run": "one measured run at a base hardware configuration",
     "cpu_code": "the CPU version of the code, profiled",
 }
-#: Parts of a predicted time that :class:`Prediction.breakdown` may name.
-BREAKDOWN_KEYS = ("compute", "memory", "latency", "synchronisation", "launch")
 FORMAT_VERSION = 1
-
-
-@dataclass(frozen=True)
-class Prediction:
-    """One predicted time with its explanation.
-
-    Parameters
-    ----------
-    seconds
-        The predicted kernel time.
-    model
-        Registry name of the model that made it.
-    breakdown
-        Seconds attributed to ``compute``, ``memory``, ``latency``, ``synchronisation``
-        and ``launch`` (any subset; the parts may overlap, as in a roofline's max).
-    bottleneck
-        The part that limits the kernel (one of the breakdown keys, or ``"unknown"``).
-    based_on
-        What the prediction used: work source, device, SM count, peaks, ...
-    """
-
-    seconds: float
-    model: str
-    breakdown: dict[str, float] = field(default_factory=dict)
-    bottleneck: str = "unknown"
-    based_on: dict[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        unknown = set(self.breakdown) - set(BREAKDOWN_KEYS)
-        if unknown:
-            raise ValueError(f"breakdown keys {sorted(unknown)} are not among {BREAKDOWN_KEYS}")
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass
@@ -103,7 +73,7 @@ class LaunchInputs:
     progress: Any = None
 
 
-class Predictor(BaseEstimator):
+class Predictor:
     """Base class of every kerncast performance model (see the module docstring)."""
 
     name: ClassVar[str] = ""
@@ -112,6 +82,50 @@ class Predictor(BaseEstimator):
     insight: ClassVar[str] = ""
     learned: ClassVar[bool] = False
     columns: ClassVar[tuple[str, ...]] = ("kernel",)
+
+    # scikit-learn's estimator protocol -------------------------------------------------
+
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        """The keyword parameters of ``__init__``, sorted (as scikit-learn's are)."""
+        init = cls.__init__
+        if init is object.__init__:
+            return []
+        kinds = (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        params = inspect.signature(init).parameters.values()
+        return sorted(p.name for p in params if p.name != "self" and p.kind in kinds)
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The model's parameters; with ``deep``, also those of parameters that have some
+        (as ``name__param``)."""
+        out: dict[str, Any] = {}
+        for key in self._param_names():
+            value = getattr(self, key)
+            if deep and hasattr(value, "get_params") and not isinstance(value, type):
+                out.update((f"{key}__{k}", v) for k, v in value.get_params().items())
+            out[key] = value
+        return out
+
+    def set_params(self, **params: Any) -> Predictor:
+        """Set parameters (``name__param`` reaches a parameter's own); returns ``self``."""
+        valid = self._param_names()
+        for key, value in params.items():
+            name, _, rest = key.partition("__")
+            if name not in valid:
+                raise InputError(f"model {self.name!r} has no parameter {name!r}; its "
+                                 f"parameters are: {', '.join(valid) or 'none'}")
+            if rest:
+                getattr(self, name).set_params(**{rest: value})
+            else:
+                setattr(self, name, value)
+        return self
+
+    def __repr__(self) -> str:
+        defaults = {p.name: p.default for p in
+                    inspect.signature(type(self).__init__).parameters.values()}
+        shown = [f"{k}={v!r}" for k, v in self.get_params(deep=False).items()
+                 if not _same(v, defaults.get(k, inspect.Parameter.empty))]
+        return f"{type(self).__name__}({', '.join(shown)})"
 
     # The public methods check the contract; subclasses implement the underscored ones.
 
@@ -222,7 +236,17 @@ class Predictor(BaseEstimator):
         return cls.from_dict(data)
 
 
+def _same(value: Any, default: Any) -> bool:
+    """Whether a parameter still has its default (arrays and odd types count as changed)."""
+    try:
+        return bool(value is default or value == default)
+    except (TypeError, ValueError):
+        return False
+
+
 def _check_dataset(dataset: Any) -> None:
+    from kerncast.data import Dataset  # noqa: PLC0415 (pandas only where tables are used)
+
     if not isinstance(dataset, Dataset):
         raise InputError(f"predictors take a kerncast Dataset, not {type(dataset).__name__}; "
                          "wrap a table as Dataset(times=table)")

@@ -119,7 +119,7 @@ def importance(dataset: Dataset, top: int = 10) -> dict[str, list[tuple[str, flo
         if not cls.learned or not hasattr(cls, "importance"):
             continue
         try:
-            model = cls().fit(dataset)
+            model: Any = cls().fit(dataset)  # a learned model that reports importance
         except KerncastError:  # a model the dataset cannot train is left out
             continue
         out[name] = model.importance()[:top]

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from kerncast._errors import InputError
 from kerncast.corpus import CorpusKernel, LaunchConfig, get_kernel
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["corpus_launch", "per_row", "tunables_of"]
 
@@ -47,4 +48,6 @@ def per_row(times: pd.DataFrame, record: Callable[[dict], dict],
         except errors as exc:
             records.append({})
             reasons.append(str(exc))
+    import pandas as pd  # noqa: PLC0415 (the static model predicts launches without pandas)
+
     return pd.DataFrame(records, index=times.index), reasons

@@ -6,21 +6,44 @@ True
 >>> get_predictor("roofline", launch_overhead_s=4e-6).launch_overhead_s
 4e-06
 
-A model registers itself with the :func:`register` class decorator; modules that define
-models are imported by ``kerncast.models``.
+A model registers itself with the :func:`register` class decorator. The built-in models'
+modules are imported when their model is first asked for (:data:`BUILTIN`), so that a
+prediction with one model loads neither the others nor their libraries.
 """
 
 from __future__ import annotations
 
 import re
+from importlib import import_module
 from typing import Any, TypeVar
 
 from kerncast._errors import InputError, unknown_name
 from kerncast.models._base import NEEDS, Predictor
 
-__all__ = ["get_predictor", "list_predictors", "predictor_class", "register"]
+__all__ = ["BUILTIN", "get_predictor", "list_predictors", "predictor_class", "register"]
 
 _REGISTRY: dict[str, type[Predictor]] = {}
+#: The module that defines and registers each built-in model.
+BUILTIN: dict[str, str] = {
+    "combined": "kerncast.models.zoo._combined",
+    "components": "kerncast.models.zoo._components",
+    "eiger": "kerncast.models.zoo._eiger",
+    "gpu-pram": "kerncast.models.zoo._pram",
+    "gpu-random-forest": "kerncast.models.zoo._random_forest",
+    "launch-regression": "kerncast.models._launch_regression",
+    "mwp-cwp": "kerncast.models.zoo._mwp_cwp",
+    "pmac": "kerncast.models.zoo._pmac",
+    "qa": "kerncast.models.zoo._qa",
+    "roofline": "kerncast.models._roofline",
+    "sampling": "kerncast.models._sampling",
+    "sampling-svr": "kerncast.models._svr",
+    "scaling-surfaces": "kerncast.models._scaling",
+    "seed-linear": "kerncast.models._sampling",
+    "stargazer": "kerncast.models.zoo._stargazer",
+    "static": "kerncast.models._static",
+    "wfg": "kerncast.models.zoo._wfg",
+    "xapp": "kerncast.models._xapp",
+}
 _NAME = re.compile(r"^[a-z0-9][a-z0-9\-]*$")
 P = TypeVar("P", bound=type[Predictor])
 
@@ -38,6 +61,8 @@ def register(cls: P) -> P:
         raise TypeError(f"only Predictor subclasses can be registered, not {cls!r}")
     if not _NAME.match(cls.name or ""):
         raise TypeError(f"{cls.__name__}.name {cls.name!r} must be lower-case words joined by '-'")
+    if cls.name in BUILTIN and cls.__module__ != BUILTIN[cls.name]:
+        raise TypeError(f"model name {cls.name!r} is taken by a built-in model")
     if cls.name in _REGISTRY and _REGISTRY[cls.name] is not cls:
         raise TypeError(f"model name {cls.name!r} is taken by {_REGISTRY[cls.name].__name__}")
     if not isinstance(cls.needs, frozenset) or not cls.needs <= set(NEEDS):
@@ -47,8 +72,8 @@ def register(cls: P) -> P:
 
 
 def list_predictors() -> list[str]:
-    """Names of every registered model, sorted."""
-    return sorted(_REGISTRY)
+    """Names of every registered model, built-in or not, sorted."""
+    return sorted(set(_REGISTRY) | set(BUILTIN))
 
 
 def predictor_class(name: str) -> type[Predictor]:
@@ -59,9 +84,12 @@ def predictor_class(name: str) -> type[Predictor]:
     InputError
         For an unknown name, listing the known ones.
     """
-    cls = _REGISTRY.get(str(name).strip().lower())
+    key = str(name).strip().lower()
+    if key not in _REGISTRY and key in BUILTIN:
+        import_module(BUILTIN[key])
+    cls = _REGISTRY.get(key)
     if cls is None:
-        raise unknown_name("model", name, _REGISTRY)
+        raise unknown_name("model", name, list_predictors())
     return cls
 
 
