@@ -129,8 +129,13 @@ class Backend(ABC):
         """Release the device buffers in ``dev_args`` (default: leave it to the collector)."""
 
     def activate(self) -> None:
-        """Make this backend's device the current one (where one process drives several
-        GPUs through a library with a current device, as CuPy)."""
+        """Make this backend's device (or context) the current one, where one process
+        drives several GPUs through a library with a current device, as CuPy, or keeps
+        several contexts of one GPU alive, as a campaign worker its SM counts."""
+
+    def deactivate(self) -> None:
+        """Put back what was current before this backend took over (the undoing of
+        :meth:`activate`), so that another backend can be made or used beside it."""
 
     def memory_info(self) -> tuple[int, int]:
         """(free, total) bytes of device memory."""

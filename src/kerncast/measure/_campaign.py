@@ -124,6 +124,10 @@ class CampaignResult:
     compacted: bool = False
     elapsed_s: float = 0.0
     notes: list[str] = field(default_factory=list)
+    # host wall time of the items the measuring children finished (backend set-up,
+    # compiling, preparing, timing and checking), and how many they were
+    item_wall_s: float = 0.0
+    items_timed: int = 0
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -328,7 +332,8 @@ class Campaign:
         remaining = self._total - self._done
         result = CampaignResult(
             str(self.out), planned, self._done, remaining, dict(self._rows), dict(self._statuses),
-            self._deadline_hit, interrupted, False, time.monotonic() - self._t0, notes)
+            self._deadline_hit, interrupted, False, time.monotonic() - self._t0, notes,
+            sum(self._seconds.values()), len(self._seconds))
         if remaining == 0 and self.compact and not interrupted:
             compact(self.out)
             result.compacted = True
@@ -347,6 +352,7 @@ class Campaign:
         self._rows: Counter[str] = Counter()
         self._statuses: Counter[str] = Counter()
         self._describe: dict[str, Any] = {}
+        self._seconds: dict[int, float] = {}  # item id -> the child's wall time for it
         self._deadline_hit = False
         self._monitor = self._make_monitor()
         self.out.mkdir(parents=True, exist_ok=True)
@@ -524,6 +530,7 @@ class Campaign:
             outcome = run_worker(job, lambda i, rows: self._accept(self._items[i], rows),
                                  self.item_timeout_s, self._hard)
             self._describe.update(outcome.describe)
+            self._seconds.update(outcome.seconds)
             finished = set(outcome.finished)
             for item_id, (status, error) in outcome.failed.items():
                 target = item_id if item_id >= 0 else next(

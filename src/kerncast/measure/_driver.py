@@ -210,6 +210,22 @@ class DriverBackend(PaidTiming, Backend):
     def _current(self) -> None:
         self._call("cuCtxSetCurrent", self.context)
 
+    def activate(self) -> None:
+        """Make this backend's context current: launches, events and copies go to its
+        stream without setting it, so a process keeping several must switch first."""
+        self._current()
+
+    def deactivate(self) -> None:
+        """Put back the context that was current when this backend was made, as
+        :meth:`close` does, but keep everything alive for later items."""
+        self._call("cuCtxSetCurrent", self._before())
+
+    def _before(self) -> Any:
+        """The context that was current when this backend was made, or none."""
+        if self._previous is not None and int(self._previous or 0):
+            return self._previous
+        return self._cu.CUcontext(0)
+
     # -- compile --------------------------------------------------------------------------
     def _load(self, source: str, options: tuple[str, ...], name: str) -> Any:
         key = (hash(source), options)
@@ -422,9 +438,7 @@ class DriverBackend(PaidTiming, Backend):
             # put back the context that was current before, or none: leaving the destroyed
             # green context current makes the next backend's close restore a dangling
             # handle, and the context created after it crashed the process
-            previous = self._previous if self._previous is not None and int(self._previous or 0) \
-                else self._cu.CUcontext(0)
-            self._call("cuCtxSetCurrent", previous)
+            self._call("cuCtxSetCurrent", self._before())
             self._call("cuDevicePrimaryCtxRelease", self._dev)
         except (DriverError, TypeError, ValueError):
             pass

@@ -132,9 +132,12 @@ def run_on_gpus(campaign: Campaign, gpus: Sequence[str], executor: str = "pool",
             rows[table] += n
         for status, n in outcome.get("statuses", {}).items():
             statuses[status] += n
-        gpu = per_gpu.setdefault(outcome["gpu"], {"items": 0, "shards": 0})
+        gpu = per_gpu.setdefault(outcome["gpu"], {"items": 0, "shards": 0, "wall_s": 0.0,
+                                                  "timed": 0})
         gpu["items"] += outcome["measured"]
         gpu["shards"] += 1
+        gpu["wall_s"] += outcome.get("item_wall_s", 0.0)
+        gpu["timed"] += outcome.get("items_timed", 0)
         report(done, total, f"GPU {outcome['gpu']}: {', '.join(shards[index])}")
     mine, my_statuses = campaign.counts()  # the failure rows written here
     for table, n in mine.items():
@@ -142,11 +145,12 @@ def run_on_gpus(campaign: Campaign, gpus: Sequence[str], executor: str = "pool",
     for status, n in my_statuses.items():
         statuses[status] += n
     remaining = sum(len(u.items) for u in campaign.pending()[0])
-    notes = [*notes, *(f"GPU {g}: {v['items']} items in {v['shards']} shards"
-                       for g, v in sorted(per_gpu.items()))]
+    notes = [*notes, *(_gpu_note(g, v) for g, v in sorted(per_gpu.items()))]
     result = CampaignResult(str(campaign.out), planned, total - remaining, remaining,
                             dict(rows), dict(statuses), stopped and remaining > 0, False,
-                            False, time.monotonic() - started, notes)
+                            False, time.monotonic() - started, notes,
+                            sum(v["wall_s"] for v in per_gpu.values()),
+                            sum(v["timed"] for v in per_gpu.values()))
     if remaining == 0 and campaign.compact:
         from kerncast.data import compact  # noqa: PLC0415 (on use: pandas)
 
@@ -154,6 +158,15 @@ def run_on_gpus(campaign: Campaign, gpus: Sequence[str], executor: str = "pool",
         result.compacted = True
     campaign.log_session("ended", result=result.to_dict())
     return result
+
+
+def _gpu_note(gpu: str, done: dict[str, Any]) -> str:
+    """What one GPU did, with the mean wall time of its items (a host busy with the other
+    GPUs' items shows there as a longer mean)."""
+    note = f"GPU {gpu}: {done['items']} items in {done['shards']} shards"
+    if done["timed"]:
+        note += f", {done['wall_s'] / done['timed']:.3f} s wall time per item"
+    return note
 
 
 def _record_failed(campaign: Campaign, kernels: list[str], error: str) -> None:

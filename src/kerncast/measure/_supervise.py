@@ -40,6 +40,7 @@ class WorkerOutcome:
     returncode: int | None = None
     stderr_tail: str = ""
     describe: dict = field(default_factory=dict)
+    seconds: dict[int, float] = field(default_factory=dict)  # id -> the item's wall time
 
 
 def _env() -> dict[str, str]:
@@ -96,8 +97,11 @@ def _handle(line: str, out: WorkerOutcome, state: dict, on_rows: Callable) -> No
         table, _, body = payload.partition(" ")
         state["rows"].append((table, json.loads(body)))
     elif tag == "KC:DONE":
-        on_rows(int(payload), state["rows"])
-        out.finished.add(int(payload))
+        item, _, seconds = payload.partition(" ")
+        if seconds:
+            out.seconds[int(item)] = float(seconds)
+        on_rows(int(item), state["rows"])
+        out.finished.add(int(item))
         state["current"], state["rows"], state["since"] = None, [], time.monotonic()
     elif tag == "KC:FAILED":
         info = json.loads(payload)
