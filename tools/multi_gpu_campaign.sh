@@ -8,7 +8,9 @@
 # $OUT/one-gpu-times.parquet.
 #   tools/multi_gpu_campaign.sh SECONDS_ONE SECONDS_ALL_A SECONDS_ALL_B -- ARGS...
 #   (ARGS go to every kerncast measure corpus call; --kernels is set here; A_KERNELS=N
-#   makes half A the first N kernels; SECONDS_ALL_B 0 skips step 3)
+#   makes half A the first N kernels; SECONDS_ALL_B 0 skips step 3; FRESH=1 starts both
+#   from an empty dataset, so that items already in data/<device> are measured again:
+#   a comparison on items of any kind, whose rows are not for the shipped dataset)
 set -uo pipefail
 one_s=$1; all_a=$2; all_b=$3; shift 4
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
@@ -23,7 +25,7 @@ mapfile -t kernels < <(python3 -m kerncast corpus list --json | python3 -c \
 half=${A_KERNELS:-$(( ${#kernels[@]} / 2 ))}
 a=$(IFS=,; echo "${kernels[*]:0:$half}"); b=$(IFS=,; echo "${kernels[*]:$half}")
 mkdir -p /tmp/one /tmp/all "$OUT/$name"
-cp -r "data/$name/." /tmp/one/; cp -r "data/$name/." /tmp/all/
+if [ "${FRESH:-0}" != 1 ]; then cp -r "data/$name/." /tmp/one/; cp -r "data/$name/." /tmp/all/; fi
 run() {  # OUTDIR SECONDS KERNELS LOG [extra args]
   local out=$1 secs=$2 ks=$3 log=$4; shift 4
   python3 -m kerncast measure corpus --device "$name" --out "$out" --deadline "$secs" \

@@ -12,7 +12,7 @@ from kerncast.corpus import get_kernel
 from kerncast.data import Dataset
 from kerncast.data.schema import TABLE_KEYS
 from kerncast.measure._campaign import Campaign
-from kerncast.measure._gpus import parse_gpus, shards_of
+from kerncast.measure._gpus import item_cost, parse_gpus, shards_of
 from kerncast.measure._plan import Item, Unit
 from kerncast.measure._timing import TimingPolicy
 
@@ -79,12 +79,17 @@ def _unit(name, size, sms):
 
 
 def test_shards_balance_estimated_cost_costliest_first():
+    """The cost is a fixed part plus the buffer bytes, whatever the SM count: matmul_naive
+    at size large (2 x (1 + 48 MiB / 4 MiB)) outweighs the three others together."""
     units = [_unit("matmul_naive", "large", [8, 16]), _unit("arith_fp32", "small", [132]),
              _unit("copy_vector", "small", [132]), _unit("matmul_tiled", "medium", [132, 66])]
-    shards = shards_of(units, gpus=2, total_sms=132, per_gpu=1)
-    assert shards[0] == ["matmul_naive"]  # 20 * (16.5 + 8.25): alone, and first
+    cost = {u.kernel.name: sum(item_cost(u, i) for i in u.items) for u in units}
+    assert cost["matmul_naive"] > sum(v for k, v in cost.items() if k != "matmul_naive")
+    assert item_cost(units[0], units[0].items[0]) == item_cost(units[0], units[0].items[1])
+    shards = shards_of(units, gpus=2, per_gpu=1)
+    assert shards[0] == ["matmul_naive"]
     assert sorted(shards[1]) == ["arith_fp32", "copy_vector", "matmul_tiled"]
-    assert sorted(n for s in shards_of(units, 2, 132) for n in s) == \
+    assert sorted(n for s in shards_of(units, 2) for n in s) == \
         ["arith_fp32", "copy_vector", "matmul_naive", "matmul_tiled"]
 
 
