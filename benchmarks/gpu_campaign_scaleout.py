@@ -12,7 +12,10 @@ median against the first run's 95% interval, and the relative difference). Where
 rows carry their timeline, the time per item of the same items on one GPU and with all
 GPUs busy (host contention) is printed too.
 
-Last line: ``gpu campaign speedup N GPUs: X (NAME)`` for the longest recorded run.
+A run whose two campaigns did not measure the same items (one stopped at its deadline
+with items left) gives no rate ratio: its rows still give the agreement and the time per
+item. Last line: ``gpu campaign speedup N GPUs: X (NAME)`` for the latest recorded run
+(by its rows' times) whose two campaigns measured the same items: the code as it is now.
 """
 
 from __future__ import annotations
@@ -30,6 +33,19 @@ KEY = ["kernel", "size", "config", "experiment", "sm_count_requested"]
 
 def _rate(summary: dict) -> float:
     return summary["measured"] / summary["elapsed_s"] if summary["elapsed_s"] else 0.0
+
+
+def _comparable(one: dict, every: dict) -> bool:
+    """Whether both campaigns measured the same items: all of them, as many each."""
+    return one["remaining"] == 0 and every["remaining"] == 0 and \
+        one["measured"] == every["measured"]
+
+
+def _measured_until(data: Path, name: str) -> str:
+    """When the run's last one-GPU row was measured (ISO time; empty without rows)."""
+    path = data / f"{name}-one-gpu-times.parquet"
+    return str(pd.read_parquet(path, columns=["measured_at"])["measured_at"].max()) \
+        if path.exists() else ""
 
 
 def _gpus(summary: dict) -> int:
@@ -83,14 +99,16 @@ def main(argv: list[str] | None = None) -> int:
     if not runs:
         print(f"no recorded runs in {args.data}; tools/multi_gpu_campaign.sh makes them")
         return 1
-    longest = None
+    latest = None
     for name in runs:
         one = json.loads((args.data / f"{name}-one-gpu.json").read_text())
         every = json.loads((args.data / f"{name}-all-gpus.json").read_text())
         gpus, speedup = _gpus(every), _rate(every) / _rate(one)
+        ratio = f"{speedup:.2f}x" if _comparable(one, every) else \
+            "no ratio: the two campaigns measured different items (a deadline stopped one)"
         print(f"{name}: one GPU {one['measured']} items in {one['elapsed_s']:.0f} s "
               f"({_rate(one):.2f}/s); {gpus} GPUs {every['measured']} items in "
-              f"{every['elapsed_s']:.0f} s ({_rate(every):.2f}/s): {speedup:.2f}x")
+              f"{every['elapsed_s']:.0f} s ({_rate(every):.2f}/s): {ratio}")
         for note in every.get("notes", []):
             print(f"  {note}")
         first, second = _rows(args.data, name, "one-gpu", one), _rows(args.data, name,
@@ -102,10 +120,13 @@ def main(argv: list[str] | None = None) -> int:
                   f"{stats['over_5pct']} beyond 5%; inside the one-GPU run's 95% interval: "
                   f"{stats['inside_ci']:.0%}; time per item with every GPU busy: "
                   f"x{stats['item_slowdown']:.2f}")
-        if longest is None or one["elapsed_s"] > longest[1]:
-            longest = (name, one["elapsed_s"], gpus, speedup)
-    assert longest is not None
-    name, _, gpus, speedup = longest
+        when = _measured_until(args.data, name)
+        if _comparable(one, every) and (latest is None or when > latest[1]):
+            latest = (name, when, gpus, speedup)
+    if latest is None:
+        print("no recorded run measured the same items on one GPU and on all")
+        return 1
+    name, _, gpus, speedup = latest
     print(f"gpu campaign speedup {gpus} GPUs: {speedup:.2f} ({name})")
     return 0
 
