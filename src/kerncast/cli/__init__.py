@@ -8,29 +8,44 @@ Each command lives in its own module and adds itself to :data:`app`. Exit codes:
 from __future__ import annotations
 
 import sys
+from importlib import import_module
 from typing import NoReturn
 
 from rich.text import Text
 
 from kerncast._errors import KerncastError
-from kerncast.cli import _calibrate  # noqa: F401  (each import registers commands)
-from kerncast.cli import _corpus  # noqa: F401
-from kerncast.cli import _data  # noqa: F401
-from kerncast.cli import _devices  # noqa: F401
-from kerncast.cli import _evaluate  # noqa: F401
-from kerncast.cli import _explain  # noqa: F401
-from kerncast.cli import _inspect  # noqa: F401
-from kerncast.cli import _measure  # noqa: F401
-from kerncast.cli import _new  # noqa: F401
-from kerncast.cli import _speedup  # noqa: F401
-from kerncast.cli import _split  # noqa: F401
-from kerncast.cli import _predict  # noqa: F401
-from kerncast.cli import _scale  # noqa: F401
-from kerncast.cli import _train  # noqa: F401
-from kerncast.cli._app import app
+from kerncast.cli._app import app as _app
 from kerncast.cli._output import err_console, print_json
 
-__all__ = ["app", "error_object", "main", "run"]
+__all__ = ["COMMANDS", "app", "error_object", "load_commands", "main", "run"]
+
+#: The module that adds each top-level command, in the order of ``kerncast --help``. A
+#: command's module is imported only when it runs (each imports what it needs: a static
+#: prediction need not load the measurement or evaluation commands); help, an unknown
+#: command and ``kerncast.cli.app`` import them all.
+COMMANDS = {
+    "calibrate": "_calibrate", "corpus": "_corpus", "data": "_data", "devices": "_devices",
+    "occupancy": "_devices", "evaluate": "_evaluate", "report": "_evaluate",
+    "explain": "_explain", "inspect": "_inspect", "measure": "_measure", "new": "_new",
+    "speedup": "_speedup", "split": "_split", "predict": "_predict", "sweep": "_predict",
+    "scale": "_scale", "train": "_train",
+}
+
+
+def load_commands(names: list[str] | None = None) -> None:
+    """Import the modules of the commands ``names`` (all of them by default): each module
+    adds its commands to the application."""
+    wanted = COMMANDS if names is None else {n: COMMANDS[n] for n in names}
+    for module in dict.fromkeys(wanted.values()):
+        import_module(f"{__name__}.{module}")
+
+
+def __getattr__(name: str) -> object:
+    if name == "app":  # the whole application, for tests and embedding
+        load_commands()
+        return _app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 try:  # Typer's usage errors: its vendored Click (newer Typer), or Click itself
     from typer._click.exceptions import ClickException as _ClickException
@@ -42,9 +57,10 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command line with ``argv`` and return its exit code."""
     args = sys.argv[1:] if argv is None else list(argv)
     as_json = "--json" in args
+    load_commands([args[0]] if args and args[0] in COMMANDS else None)
     try:
         # with --json, Typer hands its usage errors back here to be written as JSON
-        code = app(args=args, prog_name="kerncast", standalone_mode=not as_json)
+        code = _app(args=args, prog_name="kerncast", standalone_mode=not as_json)
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except _ClickException as exc:  # only with --json

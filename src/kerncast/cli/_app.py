@@ -15,3 +15,10 @@ app = typer.Typer(
     rich_markup_mode="rich",
     pretty_exceptions_enable=False,
 )
+
+
+@app.callback()
+def _root() -> None:
+    """Always a group of commands: with the modules of the other commands not imported
+    (kerncast.cli.COMMANDS), a lone command must not become the whole application."""
+
