@@ -10,7 +10,8 @@ dataset ``data/<device>`` for the latter): items per second on one GPU and on al
 their ratio, and how the two runs' medians of the same items differ (the second run's
 median against the first run's 95% interval, and the relative difference). Where the
 rows carry their timeline, the time per item of the same items on one GPU and with all
-GPUs busy (host contention) is printed too.
+GPUs busy (host contention) is printed too, and, as the reference for the agreement,
+how two one-GPU runs of the same items differ.
 
 A run whose two campaigns did not measure the same items (one stopped at its deadline
 with items left) gives no rate ratio: its rows still give the agreement and the time per
@@ -21,6 +22,7 @@ item. Last line: ``gpu campaign speedup N GPUs: X (NAME)`` for the latest record
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 from pathlib import Path
@@ -91,6 +93,21 @@ def _rows(data: Path, name: str, kind: str, summary: dict) -> pd.DataFrame | Non
                                       ["kernel"].unique())] if kind == "all-gpus" else frame
 
 
+def _run_to_run(data: Path, runs: list[str]) -> None:
+    """The reference for the agreement above: two one-GPU runs of the same items (another
+    run, another machine of the same GPU) differ by this much."""
+    ones = {n: pd.read_parquet(p) for n in runs
+            if (p := data / f"{n}-one-gpu-times.parquet").exists()}
+    for (a, first), (b, second) in itertools.combinations(sorted(ones.items()), 2):
+        both = first.merge(second, on=KEY, suffixes=("_1", "_2"))
+        if len(both) < 0.9 * max(len(first), len(second)):
+            continue
+        relative = (both["time_median_s_2"] / both["time_median_s_1"] - 1).abs()
+        print(f"run to run, one GPU each ({a} against {b}): same {len(both)} items: median "
+              f"|difference| {relative.median():.2%}, 90th percentile "
+              f"{relative.quantile(0.9):.2%}, {int((relative > 0.05).sum())} beyond 5%")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=ROOT / "data" / "scaleout")
@@ -123,6 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         when = _measured_until(args.data, name)
         if _comparable(one, every) and (latest is None or when > latest[1]):
             latest = (name, when, gpus, speedup)
+    _run_to_run(args.data, runs)
     if latest is None:
         print("no recorded run measured the same items on one GPU and on all")
         return 1
