@@ -38,10 +38,14 @@ def test_results_and_failures_come_back_for_every_item(name):
     assert dict(executor.map(mul, [], shared=1)) == {}
 
 
-def test_a_dead_worker_is_retried_once_then_its_item_recorded_as_failed():
-    got = dict(get_executor("pool", workers=2).map(_die_on, list(range(6)), shared=4))
+@pytest.mark.parametrize("name", BACKENDS[1:])
+def test_a_dead_worker_is_retried_once_then_its_item_recorded_as_failed(name):
+    if name == "ray":
+        pytest.importorskip("ray")
+    got = dict(get_executor(name, workers=2).map(_die_on, list(range(6)), shared=4))
     assert sorted(got) == list(range(6))
-    assert isinstance(got[4], Failed) and "died twice" in got[4].error
+    assert isinstance(got[4], Failed)
+    assert "died twice" in got[4].error if name == "pool" else got[4].error
     assert [got[i] for i in (0, 1, 2, 3, 5)] == [0, 1, 2, 3, 5]
 
 
@@ -83,6 +87,28 @@ def test_an_evaluation_gives_the_same_scores_on_every_executor(name):
 
 
 @pytest.mark.toolchain
+@pytest.mark.toolchain
+@pytest.mark.slow
+def test_an_interrupted_sweep_on_ray_resumes_from_its_journal(tmp_path):
+    """The journal of a sweep on Ray cut after two rows: the next run on Ray predicts the
+    rest only, and the rows equal a whole serial sweep's."""
+    pytest.importorskip("ray")
+    journal = tmp_path / "sweep.jsonl"
+    args, size = _vector_add_args(100_000)
+    tune = {"block_size_x": [64, 128, 256, 512]}
+    whole, _ = kerncast.sweep("vector_add", VECTOR_ADD, size, args, tune)
+    kerncast.sweep("vector_add", VECTOR_ADD, size, args, tune, executor="ray", workers=2,
+                   journal=str(journal))
+    lines = journal.read_text().splitlines()
+    journal.write_text("\n".join(lines[:3]) + "\n" + lines[3][:20])  # 2 rows, one cut off
+    kept = journal.read_text()
+    again, _ = kerncast.sweep("vector_add", VECTOR_ADD, size, args, tune, executor="ray",
+                              workers=2, journal=str(journal))
+    assert [r["time"] for r in again] == [r["time"] for r in whole]
+    added = journal.read_text()[len(kept):].strip().splitlines()
+    assert len(added) == 2  # only the two configurations the journal lacked
+
+
 def test_an_interrupted_sweep_resumes_from_its_journal(tmp_path, monkeypatch):
     from kerncast.models import _predict
 
