@@ -88,3 +88,27 @@ def test_unknown_field_is_named(tmp_path):
     root = _copy_matmul(tmp_path, 'roi = "roi_matmul"', 'roi = "roi_matmul"\nspeed = 3')
     with pytest.raises(InputError, match=r"spec.toml: kernels.0.speed: Extra inputs are not permitted"):
         list_kernels(root)
+
+
+def test_finding_one_kernel_validates_only_its_application(tmp_path):
+    """A broken application beside it does not stop a kernel from loading; listing the
+    corpus still names the broken one."""
+    root = tmp_path / "kernels"
+    for app in ("matmul", "atomics"):
+        shutil.copytree(KERNEL_DIR / app, root / app)
+    spec = root / "atomics" / "spec.toml"
+    spec.write_text(spec.read_text().replace('entry = "atomic_contention"', "entry = 3", 1))
+    assert get_kernel("matmul_tiled", root).name == "matmul_tiled"
+    with pytest.raises(InputError, match=r"atomics/spec.toml"):
+        list_kernels(root)
+
+
+def test_a_kernel_name_used_by_two_applications_is_refused_when_looked_up(tmp_path):
+    root = tmp_path / "kernels"
+    for app in ("matmul", "atomics"):
+        shutil.copytree(KERNEL_DIR / app, root / app)
+    spec = root / "atomics" / "spec.toml"
+    spec.write_text(spec.read_text().replace('name = "atomic_contention"',
+                                             'name = "matmul_naive"', 1))
+    with pytest.raises(InputError, match=r"'matmul_naive' is used by both atomics and matmul"):
+        get_kernel("matmul_naive", root)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import tomllib
 from functools import lru_cache
 from pathlib import Path
 
@@ -15,13 +16,24 @@ KERNEL_DIR = Path(__file__).with_name("kernels")
 PREFIX = "corpus:"
 
 
-@lru_cache(maxsize=4)
-def _load(root: Path) -> tuple[Application, ...]:
+def _whole_space(root: Path) -> bool:
     # The shipped corpus's launch spaces (4,000 configurations) are checked by its tests,
     # not at every start; a corpus of the user's own is checked whole.
-    whole_space = root.resolve() != KERNEL_DIR.resolve()
-    apps = tuple(load_application(d, whole_space=whole_space) for d in sorted(root.iterdir())
-                 if d.is_dir() and (d / "spec.toml").exists())
+    return root.resolve() != KERNEL_DIR.resolve()
+
+
+def _directories(root: Path) -> list[Path]:
+    return [d for d in sorted(root.iterdir()) if d.is_dir() and (d / "spec.toml").exists()]
+
+
+@lru_cache(maxsize=None)
+def _application(directory: Path, whole_space: bool) -> Application:
+    return load_application(directory, whole_space=whole_space)
+
+
+@lru_cache(maxsize=4)
+def _load(root: Path) -> tuple[Application, ...]:
+    apps = tuple(_application(d, _whole_space(root)) for d in _directories(root))
     seen: dict[str, str] = {}
     for app in apps:
         for kernel in app.kernels:
@@ -30,6 +42,26 @@ def _load(root: Path) -> tuple[Application, ...]:
                                  f"{seen[kernel.name]} and {app.name}; names must be unique")
             seen[kernel.name] = app.name
     return apps
+
+
+@lru_cache(maxsize=4)
+def _where(root: Path) -> dict[str, Path]:
+    """Kernel name -> its application's directory, from the TOML files alone, so that
+    finding one kernel validates only its own application. A name used twice, or a file
+    that is not TOML, loads the whole corpus, which says what is wrong."""
+    where: dict[str, Path] = {}
+    for directory in _directories(root):
+        try:
+            raw = tomllib.loads((directory / "spec.toml").read_text())
+            names = [str(k["name"]) for k in raw.get("kernels", [])]
+        except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError):
+            _load(root)
+            raise
+        for name in names:
+            if name in where:
+                _load(root)
+            where[name] = directory
+    return where
 
 
 def list_applications(root: Path | None = None) -> list[Application]:
@@ -55,9 +87,12 @@ def get_kernel(name: str, root: Path | None = None) -> CorpusKernel:
         For an unknown name, listing the closest ones.
     """
     key = name[len(PREFIX):] if is_corpus_ref(name) else name
-    kernels = {k.name: k for k in list_kernels(root)}
-    if key in kernels:
-        return kernels[key]
+    root = root or KERNEL_DIR
+    directory = _where(root).get(key)
+    if directory is not None:
+        app = _application(directory, _whole_space(root))
+        return next(k for k in app.kernels if k.name == key)
+    kernels = _where(root)
     close = difflib.get_close_matches(key, list(kernels), n=4, cutoff=0.5)
     hint = f"did you mean {', '.join(close)}? " if close else ""
     raise InputError(f"no corpus kernel {key!r}; {hint}'kerncast corpus list' shows them all")
