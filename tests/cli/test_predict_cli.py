@@ -112,3 +112,21 @@ def test_a_breakdown_that_adds_up_to_more_than_the_total_is_said_to_overlap():
     assert overlap_note({"compute": 1.0, "memory": 2.0, "launch": 0.1}, 2.5).startswith(
         "note: the parts overlap")
     assert overlap_note({"memory": 2.0, "launch": 0.1, "latency": 0.4}, 2.5) is None
+
+
+def test_text_from_the_models_is_printed_as_it_is(capsys, monkeypatch):
+    """Brackets in a model's reasons are text, not terminal markup ('kerncast[cuda]' was
+    printed as 'kerncast')."""
+    import kerncast.models
+    from kerncast import Prediction
+
+    said = Prediction(1e-3, "static", based_on={
+        "device": "h100-sxm", "chosen": "static: the best [held out]",
+        "passed_over": ["sampling: pip install 'kerncast[cuda]'"], "inputs": "x=float32[n]"})
+    monkeypatch.setattr(kerncast.models, "predict", lambda *a, **k: said)
+    code, out, err = _run(capsys, ["predict", "corpus:copy_vector", "--size", "small",
+                                   "--model", "auto"])
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert "'kerncast[cuda]'" in flat and "the best [held out]" in flat
+    assert "inputs=x=float32[n]" in flat

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 from rich.table import Table
 
@@ -96,28 +97,29 @@ def predict_cmd(
     if as_json:
         print_json(p.to_dict())
         return
-    console.print(f"[bold]{kernel}[/] on {p.based_on.get('device', device)} ({p.model}): "
+    console.print(f"[bold]{escape(str(kernel))}[/] on {p.based_on.get('device', device)} ({p.model}): "
                   f"[bold]{_fmt(p.seconds)}[/], bottleneck: {p.bottleneck}")
     if p.breakdown:
         show_breakdown(p.breakdown, p.seconds)
     if p.based_on.get("interval_80"):
         low, high = p.based_on["interval_80"]
-        console.print(f"80% interval: {_fmt(low)} to {_fmt(high)} ({p.based_on['interval_from']})")
+        console.print(f"80% interval: {_fmt(low)} to {_fmt(high)} "
+                      f"({escape(str(p.based_on['interval_from']))})")
     if p.based_on.get("chosen"):
-        console.print(f"model chosen: {p.based_on['chosen']}")
+        console.print(f"model chosen: {escape(str(p.based_on['chosen']))}")
         for line in p.based_on.get("passed_over", []):
-            console.print(f"  passed over: {line}")
+            console.print(f"  passed over: {escape(str(line))}")
     basis = {k: v for k, v in p.based_on.items()
              if not isinstance(v, (dict, list)) and k not in ("warning", "chosen",
                                                                "interval_from")}
-    console.print("based on: " + ", ".join(f"{k}={v}" for k, v in basis.items()))
+    console.print("based on: " + escape(", ".join(f"{k}={v}" for k, v in basis.items())))
     if p.based_on.get("adapted_from"):
         console.print(f"note: {p.based_on['device']} has no calibration of its own; the "
                       f"calibration of {p.based_on['adapted_from']} was adapted to its spec")
     if note := _straggler_note(p.seconds, p.based_on.get("straggler")):
         console.print(note)
     if p.based_on.get("warning"):
-        err_console.print(f"warning: {p.based_on['warning']}")
+        err_console.print(f"warning: {escape(str(p.based_on['warning']))}")
 
 
 def show_breakdown(breakdown: dict[str, float], seconds: float) -> None:
