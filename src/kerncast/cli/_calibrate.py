@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from kerncast._errors import InputError
 from kerncast.calibrate import (CALIBRATION_DIR, PARTS, load_calibration, run_calibration,
@@ -33,7 +34,7 @@ def calibrate_cmd(
     Example: kerncast calibrate --device h100 --out h100-sxm.json
     """
     spec = get_device(device)
-    log = (lambda msg: None) if as_json else (lambda msg: err_console.print(f"  {msg}"))
+    log = (lambda msg: None) if as_json else (lambda msg: err_console.print(f"  {escape(str(msg))}"))
     target = out or CALIBRATION_DIR / f"{spec.key}.json"
     if only is not None:
         result = _update(only, spec, target, log)

@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 from rich.table import Table
+from rich.markup import escape
 
 from kerncast.cli._app import app
 from kerncast.cli._output import console, print_json
@@ -84,7 +85,7 @@ def show(
             table.add_row(field, str(getattr(sec, field)), dev.source_of(section, field))
         console.print(table)
         if sec.notes:
-            console.print(f"  note: {sec.notes}")
+            console.print(f"  note: {escape(str(sec.notes))}")
 
 
 @app.command("occupancy")

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 from rich import box
 from rich.table import Table
+from rich.markup import escape
 
 from kerncast._errors import InputError
 from kerncast.cli._app import app
@@ -102,7 +103,7 @@ def _print(report: dict) -> None:
                   f"-> PTX {report['ptx_target']}, resources for {report['arch']} on "
                   f"{report['device']}")
     for note in report["notes"]:
-        console.print(f"  note: {note}")
+        console.print(f"  note: {escape(str(note))}")
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True,
                   caption_justify="left",
                   caption="bytes: smem per block, lmem and spills (stores/loads) per thread; "

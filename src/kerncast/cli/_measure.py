@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.markup import escape
 
 from kerncast._errors import InputError
 from kerncast.cli._app import app
@@ -63,7 +64,7 @@ def _show_row(row: dict) -> None:
     clocks = (row.get("sm_clock_mhz_before"), row.get("sm_clock_mhz_after"))
     console.print(f"clocks: SM {clocks[0]} -> {clocks[1]} MHz; measured {row.get('measured_at', '')}")
     if row.get("error"):
-        err_console.print(f"[bold red]{row['status']}:[/] {row['error']}")
+        err_console.print(f"[bold red]{row['status']}:[/] {escape(str(row['error']))}")
 
 
 def _single(target: str, device, size, config, backend, dataset, sm_count, as_json,
@@ -137,7 +138,7 @@ def _campaign(device, backend, out, experiments, kernels, sizes, sm_counts, conf
             raise typer.Exit(130)
         return
     for note in result.notes:
-        console.print(f"note: {note}")
+        console.print(f"note: {escape(str(note))}")
     console.print(f"{result.measured} of {result.measured + result.remaining} items measured in "
                   f"{result.elapsed_s:.0f} s; rows {result.rows}; statuses {result.statuses}")
     if result.remaining:

@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 from rich.table import Table
+from rich.markup import escape
 
 from kerncast._errors import InputError
 from kerncast.cli._app import app
@@ -85,7 +86,7 @@ def _show(kernel: str, result) -> None:
     console.print(table)
     kept = "kept as done work" if result.samples_reused else \
         "run again (the kernel has inout buffers)"
-    console.print(f"divided {result.divided}; samples {kept}; {result.checked}")
+    console.print(escape(f"divided {result.divided}; samples {kept}; {result.checked}"))
     if result.baselines:
         base = Table(title="against", title_justify="left")
         base.add_column("split")
