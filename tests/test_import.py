@@ -1,11 +1,6 @@
 """``import kerncast`` stays light: no GPU libraries, no Ray, no matplotlib."""
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
-import kerncast
+from tests.fresh import fresh_python, modules_after
 
 HEAVY = ("cupy", "pyopencl", "ray", "matplotlib", "cuda", "pynvml", "sklearn", "pandas")
 
@@ -17,11 +12,7 @@ def test_import_pulls_in_no_optional_dependency():
         "loaded = sorted(m for m in sys.modules if m.split('.')[0] in heavy)\n"
         "print(','.join(loaded))\n"
     )
-    src = str(Path(kerncast.__file__).resolve().parents[1])
-    env = {**os.environ, "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, env=env)
-    assert out.stdout.strip() == ""
+    assert fresh_python(code) == ""
 
 
 def test_public_names_resolve_lazily():
@@ -34,16 +25,6 @@ def test_public_names_resolve_lazily():
 def test_a_static_prediction_loads_no_learned_model_library():
     """``kerncast predict`` with the static model imports neither scikit-learn nor pandas
     (about a second of start-up between them)."""
-    code = (
-        "import contextlib, io, sys\n"
-        "from kerncast.cli import main\n"
-        "with contextlib.redirect_stdout(io.StringIO()):\n"
-        "    assert main(['predict', 'corpus:copy_vector', '--size', 'small', '--json']) == 0\n"
-        "heavy = ('sklearn', 'pandas', 'scipy', 'matplotlib')\n"
-        "print(','.join(sorted({m.split('.')[0] for m in sys.modules} & set(heavy))))\n"
-    )
-    src = str(Path(kerncast.__file__).resolve().parents[1])
-    env = {**os.environ, "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, env=env)
-    assert out.stdout.strip() == ""
+    loaded = modules_after(["predict", "corpus:copy_vector", "--size", "small", "--json"])
+    heavy = {"sklearn", "pandas", "scipy", "matplotlib"}
+    assert {m.split(".")[0] for m in loaded} & heavy == set()
