@@ -6,12 +6,11 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from kerncast.cli._app import app
 from kerncast.cli._fanout import AddressOpt, ExecutorOpt, WorkersOpt, executor_of
-from kerncast.cli._output import console, err_console, print_json, writable_dir
+from kerncast.cli._output import console, print_json, progress, writable_dir
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Write JSON for scripts.")]
 DatasetOpt = Annotated[Path, typer.Option("--dataset", "-d", help="Dataset directory "
@@ -44,15 +43,7 @@ def _run(dataset: Path, models: str, kernels, sizes, folds: str, test: Path | No
     data = Dataset.read(dataset)
     held_out = Dataset.read(test) if test is not None else None
     fold_arg: str | int = int(folds) if folds.strip().isdigit() else folds
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-               TimeElapsedColumn())
-    with Progress(*columns, console=err_console, transient=True,
-                  disable=quiet or not err_console.is_terminal) as bar:
-        task = bar.add_task("evaluating", total=None)
-
-        def step(done: int, total: int, label: str) -> None:
-            bar.update(task, completed=done, total=total, description=label)
-
+    with progress("evaluating", quiet) as step:
         return evaluate(data, models, kernels=kernels, sizes=sizes, folds=fold_arg,
                         test=held_out, progress=step, executor=executor)
 

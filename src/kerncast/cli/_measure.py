@@ -6,13 +6,12 @@ import math
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.markup import escape
 
 from kerncast._errors import InputError
 from kerncast.cli._app import app
-from kerncast.cli._output import console, err_console, print_json
+from kerncast.cli._output import console, err_console, print_json, progress
 from kerncast.cli._target import (ArgOpt, BlockOpt, CompilerOpt, DefineOpt, GridOpt, KernelOpt,
                                   OptionOpt, SmemOpt, parse_config, target_of)
 
@@ -87,19 +86,6 @@ def _single(target: str, device, size, config, backend, dataset, sm_count, as_js
         raise typer.Exit(1)
 
 
-def _progress_bar(as_json: bool):
-    if as_json:
-        return None, None
-    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                        TimeElapsedColumn(), console=err_console, transient=False)
-    task = progress.add_task("measuring", total=None)
-
-    def report(done: int, total: int, what: str) -> None:
-        progress.update(task, completed=done, total=total, description=what[:60])
-
-    return progress, report
-
-
 def _campaign(device, backend, out, experiments, kernels, sizes, sm_counts, configs, deadline,
               workers, seed, item_timeout, retry_failed, corpus_root, flush_rows, budget,
               as_json, gpus=None, executor="pool", address=None) -> None:
@@ -126,12 +112,11 @@ def _campaign(device, backend, out, experiments, kernels, sizes, sm_counts, conf
                         corpus_root=corpus_root, flush_rows=flush_rows,
                         policy=TimingPolicy(budget_s=budget), gpus=parse_gpus(gpus),
                         executor=executor, address=address)
-    progress, report = _progress_bar(as_json)
-    if progress is not None:
-        with progress:
-            result = campaign.run(report)
-    else:
+    if as_json:
         result = campaign.run()
+    else:
+        with progress("measuring") as report:
+            result = campaign.run(report)
     if as_json:
         print_json(result.to_dict())
         if result.interrupted:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import math
 import sys
-from contextlib import nullcontext
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 from pathlib import Path
@@ -14,7 +16,12 @@ from rich.console import Console
 
 from kerncast._errors import InputError
 
-__all__ = ["console", "err_console", "print_json", "status", "writable_dir", "writable_parent"]
+__all__ = ["console", "err_console", "print_json", "progress", "status", "writable_dir",
+           "writable_parent"]
+
+#: On a standard error that is not a terminal (a log file, CI), a progress line at most
+#: this often, in seconds.
+LOG_EVERY_S = 10.0
 
 #: piped output is read by programs and people alike: no table is cut to 80 columns
 _WIDE = 400
@@ -27,6 +34,65 @@ err_console = Console(stderr=True, highlight=False, soft_wrap=True,
 def status(text: str, quiet: bool) -> Any:
     """A spinner saying ``text`` (its ``update`` reports progress), or none for ``--json``."""
     return nullcontext() if quiet else console.status(text, spinner="dots")
+
+
+Report = Callable[[int, int, str], None]
+
+
+@contextmanager
+def progress(what: str, quiet: bool = False) -> Iterator[Report]:
+    """Progress of long work as ``report(done, total, label)``: a bar on a terminal, a
+    line at most every :data:`LOG_EVERY_S` seconds and one at the end where standard
+    error is a file or a pipe, nothing when ``quiet`` (``--json``)."""
+    if quiet:
+        yield lambda done, total, label: None
+    elif err_console.is_terminal:
+        with _bar(what) as report:
+            yield report
+    else:
+        log = _Lines(what)
+        yield log.report
+        log.close()
+
+
+@contextmanager
+def _bar(what: str) -> Iterator[Report]:
+    from rich.progress import (  # noqa: PLC0415 (only where a terminal shows it)
+        BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+    )
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=err_console) as bar:
+        task = bar.add_task(what, total=None)
+        yield lambda done, total, label: bar.update(task, completed=done, total=total,
+                                                    description=(label or what)[:60])
+
+
+class _Lines:
+    """Progress as plain lines on standard error, for logs."""
+
+    def __init__(self, what: str):
+        self.what, self.started, self.last = what, time.monotonic(), -LOG_EVERY_S
+        self.state: tuple[int, int, str] | None = None
+
+    def report(self, done: int, total: int, label: str) -> None:
+        self.state = (done, total, label)
+        now = time.monotonic()
+        if now - self.last >= LOG_EVERY_S:
+            self._write(now)
+
+    def close(self) -> None:
+        if self.state is not None:
+            self._write(time.monotonic())
+
+    def _write(self, now: float) -> None:
+        assert self.state is not None
+        done, total, label = self.state
+        self.last = now
+        of = f"/{total}" if total else ""
+        why = f" ({label})" if label and label != self.what else ""
+        sys.stderr.write(f"{self.what}: {done}{of} after {now - self.started:.0f} s{why}\n")
+        sys.stderr.flush()
 
 
 def writable_dir(path: Path) -> Path:

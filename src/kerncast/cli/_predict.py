@@ -9,13 +9,13 @@ from typing import Annotated
 
 import typer
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 from rich.table import Table
 
 from kerncast._errors import InputError
 from kerncast.cli._app import app
 from kerncast.cli._fanout import AddressOpt, ExecutorOpt, WorkersOpt, executor_of
-from kerncast.cli._output import console, err_console, print_json, status, writable_parent
+from kerncast.cli._output import (console, err_console, print_json, progress, status,
+                                  writable_parent)
 from kerncast.cli._target import (ArgOpt, BlockOpt, CompilerOpt, DefineOpt, GridOpt, KernelOpt,
                                   OptionOpt, SmemOpt, parse_config, target_of)
 from kerncast.devices import get_device
@@ -216,10 +216,8 @@ def sweep_cmd(
     for out in (csv_out, cache):
         if out is not None:
             writable_parent(out)
-    columns = [BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()]
-    with Progress(*columns, console=err_console, disable=as_json) as bar:
-        task = bar.add_task("sweep", total=None)
-        tick = lambda done, total: bar.update(task, completed=done, total=total)  # noqa: E731
+    with progress("sweeping", as_json) as report:
+        tick = lambda done, total: report(done, total, "")  # noqa: E731
         if target.own:
             results, _ = sweep_space(target.space, device=device,
                                      cache=None if cache is None else str(cache),
