@@ -88,11 +88,10 @@ def get_kernel(name: str, root: Path | None = None) -> CorpusKernel:
     """
     key = name[len(PREFIX):] if is_corpus_ref(name) else name
     root = root or KERNEL_DIR
-    directory = _where(root).get(key)
-    if directory is not None:
-        app = _application(directory, _whole_space(root))
+    where = _where(root)
+    if key in where:
+        app = _application(where[key], _whole_space(root))
         return next(k for k in app.kernels if k.name == key)
-    kernels = _where(root)
-    close = difflib.get_close_matches(key, list(kernels), n=4, cutoff=0.5)
+    close = difflib.get_close_matches(key, list(where), n=4, cutoff=0.5)
     hint = f"did you mean {', '.join(close)}? " if close else ""
     raise InputError(f"no corpus kernel {key!r}; {hint}'kerncast corpus list' shows them all")
