@@ -10,7 +10,7 @@ import pytest
 
 import kerncast
 from kerncast import InputError
-from kerncast.execute import Failed, get_executor
+from kerncast.execute import CORES_VARIABLE, Failed, get_executor, pin_cores
 
 from tests.models.test_user_api import VECTOR_ADD, _vector_add_args
 
@@ -147,3 +147,39 @@ def test_pool_workers_pinned_to_a_gpu_and_a_slice_of_the_cores():
 def test_serial_runs_on_one_gpu_only():
     with pytest.raises(InputError, match="one GPU"):
         get_executor("serial", gpus=["0", "1"])
+
+
+def _slice(shared, item):
+    return tuple(sorted(os.sched_getaffinity(0))), os.environ.get(CORES_VARIABLE), \
+        os.environ.get("POCL_MAX_PTHREAD_COUNT"), os.environ.get("CUDA_VISIBLE_DEVICES")
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 cores")
+def test_pool_workers_on_slices_keep_disjoint_cores_and_size_their_threads():
+    cores = len(os.sched_getaffinity(0))
+    got = set(dict(get_executor("pool", workers=2, slices=True).map(_slice, range(12))).values())
+    share = str(cores // 2)
+    assert {(c, p, g) for _, c, p, g in got} == {(share, share, None)}
+    mine = [set(cpus) for cpus, *_ in got]
+    assert all(len(m) == cores // 2 for m in mine)
+    assert len(got) <= 2 and (len(got) == 1 or not mine[0] & mine[1])
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 cores")
+def test_ray_tasks_on_slices_size_their_threads():
+    ray = pytest.importorskip("ray")
+    ray.shutdown()
+    got = set(dict(get_executor("ray", workers=2, slices=True).map(_slice, range(4))).values())
+    share = str(len(os.sched_getaffinity(0)) // 2)
+    assert {(c, p) for _, c, p, _ in got} == {(share, share)}
+
+
+def test_slices_need_cores_and_a_parallel_executor():
+    cores = len(os.sched_getaffinity(0))
+    with pytest.raises(InputError, match=f"{cores + 1} slices of {cores} cores leave none"):
+        get_executor("pool", workers=cores + 1, slices=True)
+    with pytest.raises(InputError, match="serial measures on the whole machine"):
+        get_executor("serial", workers=2, slices=True)
+    with pytest.raises(InputError, match=f"give at most {cores}"):
+        pin_cores(0, cores + 1)

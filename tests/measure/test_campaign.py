@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from kerncast import InputError
 from kerncast.cli import main
 from kerncast.data import Dataset, summarize
 from kerncast.data.schema import TABLE_KEYS
@@ -39,6 +40,37 @@ def test_pocl_campaign_over_two_corpus_kernels(tmp_path, child_env, capsys, pocl
     assert set(data.cpu["status"]) == {"ok"} and set(data.cpu["language"]) == {"c"}
     assert summarize(out)["empty_provenance"] == {}
     assert not (out / "parts").exists() or not list((out / "parts").glob("*/*.parquet"))
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 cores")
+def test_pocl_campaign_on_two_slices_records_each_slice_as_its_own_device(tmp_path, child_env,
+                                                                          pocl):
+    cores = len(os.sched_getaffinity(0)) // 2
+    campaign = Campaign(tmp_path / "halves", device="cpu", backend="pocl",
+                        kernels=["copy_vector", "matmul_tiled"], sizes=["small"],
+                        configs="default", slices=2, policy=QUICK)
+    assert campaign.device_key.endswith(f"-{cores}-cores") and campaign.total_sms == cores
+    result = campaign.run()
+    assert result.remaining == 0 and result.compacted and result.statuses == {"ok": 2}
+    times = Dataset.read(tmp_path / "halves").times
+    assert set(times.device) == {campaign.device_key} and set(times.sm_count) == {cores}
+    again = Campaign(tmp_path / "halves", device="cpu", backend="pocl",
+                     kernels=["copy_vector", "matmul_tiled"], sizes=["small"],
+                     configs="default", slices=2, policy=QUICK)
+    assert again.pending()[0] == []  # resumed under the slice's key: nothing left
+    whole = Campaign(tmp_path / "halves", device="cpu", backend="pocl",
+                     kernels=["copy_vector"], sizes=["small"], configs="default")
+    assert len(whole.pending()[0]) == 1  # a slice's rows never stand for the whole machine
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"backend": FAKE, "device": "h100", "slices": 2}, "measures a GPU: use --gpus"),
+    ({"backend": "pocl", "device": "cpu", "slices": 4096}, "give at most"),
+    ({"backend": "pocl", "device": "cpu", "slices": -1}, "give a number of workers"),
+])
+def test_bad_slices_are_input_errors(tmp_path, options, message):
+    with pytest.raises(InputError, match=message):
+        Campaign(tmp_path, **options)
 
 
 def test_failures_become_rows_and_the_campaign_goes_on(tmp_path, child_env):

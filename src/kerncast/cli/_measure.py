@@ -88,7 +88,7 @@ def _single(target: str, device, size, config, backend, dataset, sm_count, as_js
 
 def _campaign(device, backend, out, experiments, kernels, sizes, sm_counts, configs, deadline,
               workers, seed, item_timeout, retry_failed, corpus_root, flush_rows, budget,
-              as_json, gpus=None, executor="pool", address=None) -> None:
+              as_json, gpus=None, executor="pool", address=None, slices=0) -> None:
     from kerncast.measure import (  # noqa: PLC0415 (CLI start-up: measure is heavy)
         DEFAULT_SM_COUNTS, Campaign, TimingPolicy, parse_gpus,
     )
@@ -102,8 +102,11 @@ def _campaign(device, backend, out, experiments, kernels, sizes, sm_counts, conf
     if address is not None and executor != "ray":
         raise InputError("--address names a Ray cluster; use it with --executor ray")
     if executor not in ("pool", "ray"):
-        raise InputError(f"--executor {executor}: a campaign over GPUs runs on pool (one "
-                         "process per GPU) or ray")
+        raise InputError(f"--executor {executor}: a campaign over GPUs or slices runs on "
+                         "pool (a process per GPU or slice) or ray")
+    if gpus and slices:
+        raise InputError("--gpus and --slices exclude each other: --slices divides a CPU's "
+                         "cores (PoCL), --gpus picks GPUs")
     campaign = Campaign(out, device=device, backend=backend,
                         experiments=_split(experiments) or ["times"], kernels=_split(kernels),
                         sizes=_split(sizes), sm_counts=counts, configs=configs,
@@ -111,7 +114,7 @@ def _campaign(device, backend, out, experiments, kernels, sizes, sm_counts, conf
                         item_timeout_s=item_timeout, retry_failed=retry_failed,
                         corpus_root=corpus_root, flush_rows=flush_rows,
                         policy=TimingPolicy(budget_s=budget), gpus=parse_gpus(gpus),
-                        executor=executor, address=address)
+                        executor=executor, address=address, slices=slices or 0)
     if as_json:
         result = campaign.run()
     else:
@@ -171,9 +174,13 @@ def measure_cmd(
     gpus: Annotated[str | None, typer.Option(
         help="Campaign: measure on these GPUs at once (all, or indices/UUIDs: 0,1), one "
              "worker per GPU.")] = None,
+    slices: Annotated[int | None, typer.Option(
+        help="Campaign on a CPU (--backend pocl): measure with N workers at once, each on "
+             "its own 1/N of the cores; each slice is a device of its own, keyed "
+             "cpu:<model>-<cores>-cores.")] = None,
     executor: Annotated[str, typer.Option(
-        help="Campaign with --gpus: pool (a process per GPU) or ray (each GPU a Ray "
-             "resource).")] = "pool",
+        help="Campaign with --gpus or --slices: pool (a process per GPU or slice) or ray "
+             "(each a Ray task).")] = "pool",
     address: Annotated[str | None, typer.Option(
         help="Campaign with --executor ray: the cluster's address (default a local one).")] = None,
     corpus_root: Annotated[str | None, typer.Option(hidden=True)] = None,
@@ -194,11 +201,13 @@ def measure_cmd(
 
     Example: kerncast measure corpus --device h100 --out data/h100 --experiments sm-sweep
     --gpus all
+
+    Example: kerncast measure corpus --backend pocl --out data/pocl-halves --slices 2
     """
     if target == "corpus":
         _campaign(device, backend, out, experiments, kernels, sizes, sm_counts, configs,
                   deadline, workers, seed, item_timeout, retry_failed, corpus_root,
-                  flush_rows, budget, as_json, gpus, executor, address)
+                  flush_rows, budget, as_json, gpus, executor, address, slices)
     else:
         own = {"entry": entry, "grid": grid, "block": block, "smem": smem, "args": arg,
                "compiler": compiler, "options": option, "defines": define}

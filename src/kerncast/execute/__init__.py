@@ -8,9 +8,10 @@ process pool, or on a Ray cluster, chosen by name from one registry.
 """
 
 from kerncast.execute._executors import (
-    EXECUTORS, Executor, Failed, PoolExecutor, RayExecutor, SerialExecutor, get_executor,
-    pin_gpu, register_executor,
+    CORES_VARIABLE, EXECUTORS, Executor, Failed, PoolExecutor, RayExecutor, SerialExecutor,
+    get_executor, pin_cores, pin_gpu, register_executor, slice_cores,
 )
 
-__all__ = ["EXECUTORS", "Executor", "Failed", "PoolExecutor", "RayExecutor", "SerialExecutor",
-           "get_executor", "pin_gpu", "register_executor"]
+__all__ = ["CORES_VARIABLE", "EXECUTORS", "Executor", "Failed", "PoolExecutor", "RayExecutor",
+           "SerialExecutor", "get_executor", "pin_cores", "pin_gpu", "register_executor",
+           "slice_cores"]

@@ -21,6 +21,12 @@ to its device: a pool worker takes one GPU as it starts (``CUDA_VISIBLE_DEVICES`
 ``CUDA_DEVICE_ORDER=PCI_BUS_ID`` so that an index means the same GPU to CUDA and to NVML),
 and its own slice of the cores;
 on Ray each GPU is a resource and each task asks for one, so Ray pins the worker.
+
+Given ``slices`` instead (work measured on a CPU), each of ``workers`` workers measures on
+its own equal slice of this machine's cores: a pool worker keeps only its slice (CPU
+affinity); a Ray task asks for a slice's worth of CPUs. Either way the thread pools of
+the worker's children (math libraries, PoCL's) are sized to the slice, and
+:data:`CORES_VARIABLE` tells the measuring code how many cores its device has.
 """
 
 from __future__ import annotations
@@ -35,8 +41,9 @@ from typing import Any, Protocol
 
 from kerncast._errors import InputError, ToolchainError
 
-__all__ = ["EXECUTORS", "Executor", "Failed", "PoolExecutor", "RayExecutor", "SerialExecutor",
-           "get_executor", "pin_gpu", "register_executor"]
+__all__ = ["CORES_VARIABLE", "EXECUTORS", "Executor", "Failed", "PoolExecutor", "RayExecutor",
+           "SerialExecutor", "get_executor", "pin_cores", "pin_gpu", "register_executor",
+           "slice_cores"]
 
 
 @dataclass(frozen=True)
@@ -52,6 +59,7 @@ class Executor(Protocol):
     name: str
     workers: int
     gpus: tuple[str, ...]
+    slices: bool
 
     def map(self, fn: Callable[[Any, Any], Any], items: Sequence[Any], shared: Any = None
             ) -> Iterator[tuple[int, Any]]: ...
@@ -67,9 +75,10 @@ class SerialExecutor:
     name = "serial"
 
     def __init__(self, workers: int | None = None, gpus: Sequence[str] | None = None,
-                 **_: Any):
+                 slices: bool = False, **_: Any):
         self.workers = 1
         self.gpus = tuple(gpus or ())[:1]
+        self.slices = slices  # one slice: the whole machine
 
     def map(self, fn: Callable[[Any, Any], Any], items: Sequence[Any], shared: Any = None
             ) -> Iterator[tuple[int, Any]]:
@@ -87,6 +96,10 @@ class SerialExecutor:
 
 
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+#: The threads PoCL's CPU device runs a kernel on (its compute units).
+POCL_THREADS = "POCL_MAX_PTHREAD_COUNT"
+#: Set in a worker that measures on a slice of the cores: how many cores it has.
+CORES_VARIABLE = "KERNCAST_CPU_CORES"
 
 
 def pin_gpu(gpu: str, share: tuple[int, int] | None = None) -> None:
@@ -99,15 +112,45 @@ def pin_gpu(gpu: str, share: tuple[int, int] | None = None) -> None:
     os.environ["CUDA_VISIBLE_DEVICES"] = str(gpu)
     if share is None or not hasattr(os, "sched_setaffinity"):
         return
-    index, count = share
-    cores = sorted(os.sched_getaffinity(0))
-    if len(cores) < count:
-        return
+    mine = _slice(*share)
+    if mine:
+        os.sched_setaffinity(0, mine)
+        for name in THREAD_VARIABLES:
+            os.environ[name] = str(max(1, len(mine) // 4))
+
+
+def _slice(index: int, count: int) -> list[int]:
+    """The i-th of ``count`` equal slices of the cores this process may use (empty where
+    there are fewer cores than slices)."""
+    cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
+        list(range(os.cpu_count() or 1))
     step = len(cores) // count
-    mine = cores[index * step:(index + 1) * step]
-    os.sched_setaffinity(0, mine)
-    for name in THREAD_VARIABLES:
-        os.environ[name] = str(max(1, len(mine) // 4))
+    return cores[index * step:(index + 1) * step]
+
+
+def slice_cores(count: int) -> int:
+    """The cores in each of ``count`` equal slices of this machine's (0: too few)."""
+    return _cores() // max(1, count)
+
+
+def _too_many_slices(count: int) -> InputError:
+    return InputError(f"{count} slices of {_cores()} cores leave none to each; give at "
+                      f"most {_cores()}")
+
+
+def pin_cores(index: int, count: int, *, affinity: bool = True) -> int:
+    """Make this process (and its children) measure on the i-th of ``count`` equal slices
+    of this machine's cores: the thread pools of math libraries and PoCL sized to it,
+    :data:`CORES_VARIABLE` set to it and, with ``affinity``, the process kept on those
+    cores. Returns the slice's cores."""
+    mine = _slice(index, count)
+    if not mine:
+        raise _too_many_slices(count)
+    if affinity and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, mine)
+    for name in (*THREAD_VARIABLES, POCL_THREADS, CORES_VARIABLE):
+        os.environ[name] = str(len(mine))
+    return len(mine)
 
 
 def _cores() -> int:
@@ -121,17 +164,20 @@ class PoolExecutor:
     name = "pool"
 
     def __init__(self, workers: int | None = None, gpus: Sequence[str] | None = None,
-                 **_: Any):
+                 slices: bool = False, **_: Any):
         self.gpus = tuple(str(g) for g in gpus or ())
+        self.slices = slices and not self.gpus
         self.workers = len(self.gpus) if self.gpus else max(1, int(workers or _cores()))
 
     def _pool(self, shared: Any, workers: int) -> ProcessPoolExecutor:
         context = get_context("spawn")
         free = context.Queue()
-        for index, gpu in enumerate(self.gpus[:workers]):
-            free.put((gpu, (index, workers)))
+        places: Sequence[str | None] = self.gpus or [None] * self.workers
+        for index, gpu in enumerate(places[:workers]):
+            free.put((gpu, (index, workers if self.gpus else self.workers)))
+        pinned = bool(self.gpus) or self.slices
         return ProcessPoolExecutor(workers, mp_context=context, initializer=_keep,
-                                   initargs=(shared, free if self.gpus else None))
+                                   initargs=(shared, free if pinned else None))
 
     def map(self, fn: Callable[[Any, Any], Any], items: Sequence[Any], shared: Any = None
             ) -> Iterator[tuple[int, Any]]:
@@ -169,11 +215,16 @@ class PoolExecutor:
 _SHARED: list[Any] = [None]  # what a pool worker's items share (set as it starts)
 
 
-def _keep(shared: Any, free_gpus: Any = None) -> None:
+def _keep(shared: Any, free_places: Any = None) -> None:
+    """A pool worker starts: keep what its items share and take a free GPU, or a free
+    slice of the cores (``None`` for the GPU)."""
     _SHARED[0] = shared
-    if free_gpus is not None:
-        gpu, share = free_gpus.get(timeout=60)
-        pin_gpu(gpu, share)
+    if free_places is not None:
+        gpu, share = free_places.get(timeout=60)
+        if gpu is None:
+            pin_cores(*share)
+        else:
+            pin_gpu(gpu, share)
 
 
 def _call(fn: Callable[[Any, Any], Any], item: Any) -> Any:
@@ -187,6 +238,13 @@ def _apply(fn: Callable[[Any, Any], Any], shared: Any, item: Any) -> Any:
 def _apply_pinned(fn: Callable[[Any, Any], Any], shared: Any, item: Any) -> Any:
     """On a Ray worker that Ray gave one GPU: keep the PCI bus order for the children."""
     os.environ["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"
+    return fn(shared, item)
+
+
+def _apply_sliced(fn: Callable[[Any, Any], Any], shared: Any, item: Any, slices: int) -> Any:
+    """On a Ray worker that Ray gave a slice's worth of CPUs: size the thread pools to it
+    (Ray counts the CPUs; it does not pin them)."""
+    pin_cores(0, slices, affinity=False)
     return fn(shared, item)
 
 
@@ -205,7 +263,7 @@ class RayExecutor:
     name = "ray"
 
     def __init__(self, workers: int | None = None, address: str | None = None,
-                 gpus: Sequence[str] | None = None, **_: Any):
+                 gpus: Sequence[str] | None = None, slices: bool = False, **_: Any):
         try:
             import ray  # noqa: PLC0415 (an optional dependency)
         except ImportError:
@@ -226,14 +284,21 @@ class RayExecutor:
                              "--num-gpus, or leave --gpus out")
         self.workers = len(self.gpus) if self.gpus else \
             int(workers or ray.cluster_resources().get("CPU", 1))
+        self.slices = slices and not self.gpus
 
     def map(self, fn: Callable[[Any, Any], Any], items: Sequence[Any], shared: Any = None
             ) -> Iterator[tuple[int, Any]]:
         ray = self._ray
-        task = ray.remote(max_retries=1, num_cpus=1, num_gpus=1 if self.gpus else 0)(
-            _apply_pinned if self.gpus else _apply)
         common = ray.put(shared)  # stored once; each task reads it from the object store
-        refs = {task.remote(fn, common, item): index for index, item in enumerate(items)}
+        if self.slices:
+            cpus = max(1, int(ray.cluster_resources().get("CPU", 1)) // self.workers)
+            task = ray.remote(max_retries=1, num_cpus=cpus)(_apply_sliced)
+            refs = {task.remote(fn, common, item, self.workers): index
+                    for index, item in enumerate(items)}
+        else:
+            task = ray.remote(max_retries=1, num_cpus=1, num_gpus=1 if self.gpus else 0)(
+                _apply_pinned if self.gpus else _apply)
+            refs = {task.remote(fn, common, item): index for index, item in enumerate(items)}
         while refs:
             done, _ = ray.wait(list(refs), num_returns=1)
             for ref in done:
@@ -249,7 +314,7 @@ EXECUTORS: dict[str, Callable[..., Executor]] = {}
 
 
 def register_executor(name: str, factory: Callable[..., Executor]) -> None:
-    """Make ``factory(workers=, address=, gpus=)`` the executor called ``name``."""
+    """Make ``factory(workers=, address=, gpus=, slices=)`` the executor called ``name``."""
     EXECUTORS[name] = factory
 
 
@@ -259,9 +324,11 @@ for _name, _factory in (("serial", SerialExecutor), ("pool", PoolExecutor),
 
 
 def get_executor(name: str = "serial", *, workers: int | None = None,
-                 address: str | None = None, gpus: Sequence[str] | None = None) -> Executor:
+                 address: str | None = None, gpus: Sequence[str] | None = None,
+                 slices: bool = False) -> Executor:
     """The executor ``name`` with ``workers`` (and a Ray cluster's ``address``); with
-    ``gpus``, one worker per GPU, pinned to it."""
+    ``gpus``, one worker per GPU, pinned to it; with ``slices``, each worker on its own
+    slice of the cores."""
     factory = EXECUTORS.get(name)
     if factory is None:
         raise InputError(f"unknown executor {name!r}; choose one of {', '.join(EXECUTORS)}")
@@ -272,4 +339,9 @@ def get_executor(name: str = "serial", *, workers: int | None = None,
     if gpus is not None and name == "serial" and len(gpus) > 1:
         raise InputError(f"--executor serial runs on one GPU, not {len(gpus)}; choose "
                          "--executor pool (one process per GPU) or ray")
-    return factory(workers=workers, address=address, gpus=gpus)
+    if slices and name == "serial" and (workers or 1) > 1:
+        raise InputError(f"--executor serial measures on the whole machine, not on {workers} "
+                         "slices; choose --executor pool or ray")
+    if slices and workers and slice_cores(int(workers)) < 1:
+        raise _too_many_slices(int(workers))
+    return factory(workers=workers, address=address, gpus=gpus, slices=slices)

@@ -58,6 +58,7 @@ from kerncast.measure._prep import prepare_unit
 from kerncast.measure._cuda_common import nvrtc_options, resolve_device_key
 from kerncast.measure._nvrtc import cubin_file
 from kerncast.devices import get_device
+from kerncast.execute import CORES_VARIABLE, slice_cores
 from kerncast.measure._provenance import ncu_path, python_tool_versions, utc_now
 from kerncast.measure._nvml import try_nvml
 from kerncast.data import Dataset, compact, write_part
@@ -179,6 +180,10 @@ class Campaign:
     gpus, executor, address
         GPU indices or UUIDs to measure on at once, one worker per GPU on the executor
         ``pool`` or ``ray`` (a Ray cluster's ``address``); see :mod:`kerncast.measure._gpus`.
+    slices
+        For a CPU backend (PoCL): measure with this many workers at once, each on its own
+        equal slice of the machine's cores. Each slice is a device of its own, keyed
+        ``cpu:<model>-<cores>-cores``: its rows never stand for the whole machine's.
     """
 
     def __init__(self, out: str | Path, *, device: str | None, backend: str = "cupy",
@@ -191,7 +196,7 @@ class Campaign:
                  flush_rows: int = 50, flush_s: float = 30.0, ncu_batch: int = 24,
                  compact: bool = True, language: str | None = None, log: bool = True,
                  gpus: tuple[str, ...] | list[str] = (), executor: str = "pool",
-                 address: str | None = None):
+                 address: str | None = None, slices: int = 0):
         self._options = {
             "out": str(out), "device": device, "backend": backend,
             "experiments": list(experiments), "sizes": sizes, "sm_counts": tuple(sm_counts),
@@ -203,6 +208,7 @@ class Campaign:
         self.out = Path(out)
         self.log = log
         self.gpus, self.executor, self.address = tuple(gpus), executor, address
+        self.slices = int(slices or 0)
         self.backend = backend
         self.experiments = list(dict.fromkeys(experiments))
         self.corpus_root = Path(corpus_root) if corpus_root else None
@@ -217,20 +223,36 @@ class Campaign:
         # None for a backend named module:attr (tests plug in fakes so)
         self.kind = BACKEND_KINDS.get(backend) if ":" in backend else backend_kind(backend)
         self.language = language or backend_language(backend)
+        on_cpu = self.kind is not None and self.kind.device == "cpu"
+        self._check_slices(on_cpu)
         self.device_key, self.total_sms, self.device_arg = self._resolve_device(device)
         self.cpu_key = host_cpu_key()
-        on_cpu = self.kind is not None and self.kind.device == "cpu"
         default_workers = 0 if on_cpu else min(4, max(0, (os.cpu_count() or 1) - 2))
         self.workers = default_workers if workers is None else max(0, workers)
         self._check_experiments()
 
     # -- set-up ---------------------------------------------------------------------------
+    def _check_slices(self, on_cpu: bool) -> None:
+        if self.slices < 0:
+            raise InputError(f"--slices {self.slices}: give a number of workers, 2 or more")
+        if self.slices <= 1:
+            return
+        if not on_cpu:
+            raise InputError(f"--slices {self.slices} divides a CPU's cores between workers; "
+                             f"the {self.backend} backend measures a GPU: use --gpus")
+        if slice_cores(self.slices) < 1:
+            raise InputError(f"--slices {self.slices}: this machine has {slice_cores(1)} "
+                             f"cores; give at most {slice_cores(1)}")
+
     def _resolve_device(self, device: str | None) -> tuple[str, int, str | None]:
         if self.kind is not None and self.kind.device == "cpu":
             if device not in (None, "cpu", "host") and not str(device).startswith("cpu:"):
                 raise InputError(f"the {self.backend} backend measures this machine's CPU, "
                                  f"not {device!r}; pass --device cpu")
-            return host_cpu_key(), os.cpu_count() or 1, None
+            # a campaign over slices, or one slice's own (in a slice's worker)
+            cores = slice_cores(self.slices) if self.slices > 1 else \
+                int(os.environ.get(CORES_VARIABLE) or 0)
+            return host_cpu_key(cores or None), cores or os.cpu_count() or 1, None
         if device is None:
             raise InputError("--device is required (the GPU's name, e.g. h100)")
 
@@ -305,10 +327,11 @@ class Campaign:
     # -- running --------------------------------------------------------------------------
     def run(self, progress: Callable[[int, int, str], None] | None = None) -> CampaignResult:
         """Measure what is not recorded yet; ``progress(done, total, what)`` reports."""
-        if self.gpus:
+        if self.gpus or self.slices > 1:
             from kerncast.measure._gpus import run_on_gpus  # noqa: PLC0415 (cycle: _gpus builds Campaigns)
 
-            return run_on_gpus(self, self.gpus, self.executor, self.address, progress)
+            return run_on_gpus(self, self.gpus, self.executor, self.address, progress,
+                               slices=self.slices)
         self.check_tools()
         self.check_device()
         units, notes, planned = self.pending()

@@ -10,6 +10,10 @@ shard's rows are exactly what one GPU would record, and a kill loses at most the
 in flight. A shard whose worker died is retried once by the executor; its items still
 missing afterwards become failure rows. Every GPU is checked against ``--device``
 before anything runs.
+
+A campaign on a CPU (PoCL) runs the same way over ``slices`` of the machine's cores: one
+worker per slice, each measuring a device of that many cores (see
+:func:`kerncast.execute.pin_cores`), so that the workers never share a core.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from kerncast._errors import InputError, ToolchainError
-from kerncast.execute import Failed, get_executor
+from kerncast.execute import CORES_VARIABLE, Failed, get_executor
 from kerncast.measure._campaign import Campaign, CampaignResult
 from kerncast.measure._cuda_common import resolve_device_key
 from kerncast.measure._nvml import gpu_count, gpu_name
@@ -82,9 +86,16 @@ def shards_of(units: list[Unit], gpus: int,
     return [sorted(shards[i]) for i in order if shards[i]]
 
 
+def _worker_name() -> str:
+    """The GPU this worker is pinned to, or its PID on a slice of the cores."""
+    if os.environ.get(CORES_VARIABLE):
+        return f"worker {os.getpid()}"
+    return f"GPU {os.environ.get('CUDA_VISIBLE_DEVICES', '')}"
+
+
 def _measure_shard(shared: dict[str, Any], kernels: list[str]) -> dict[str, Any]:
-    """One shard, in a worker pinned to its GPU: a campaign over ``kernels``."""
-    gpu = os.environ.get("CUDA_VISIBLE_DEVICES", "")
+    """One shard, in a worker pinned to its GPU or slice: a campaign over ``kernels``."""
+    gpu = _worker_name()
     end_at = shared["end_at"]
     left = None if end_at is None else end_at - time.time()
     if left is not None and left < 15:
@@ -111,18 +122,22 @@ def _check_gpus(campaign: Campaign, gpus: Sequence[str]) -> None:
 
 def run_on_gpus(campaign: Campaign, gpus: Sequence[str], executor: str = "pool",
                 address: str | None = None,
-                progress: Callable[[int, int, str], None] | None = None) -> CampaignResult:
-    """Run ``campaign`` over ``gpus`` (see the module); one result for all of them."""
+                progress: Callable[[int, int, str], None] | None = None,
+                slices: int = 0) -> CampaignResult:
+    """Run ``campaign`` over ``gpus``, or over ``slices`` of the cores (see the module);
+    one result for all of them."""
     campaign.check_tools()
     _check_gpus(campaign, gpus)
     units, notes, planned = campaign.pending()
     total = sum(len(u.items) for u in units)
-    shards = shards_of(units, len(gpus))
-    run = get_executor(executor, gpus=list(gpus), address=address)
+    workers = len(gpus) or slices
+    shards = shards_of(units, workers)
+    run = get_executor(executor, gpus=list(gpus) or None, address=address,
+                       workers=None if gpus else slices, slices=not gpus)
     started, report = time.monotonic(), progress or (lambda done, total, what: None)
     campaign.begin(total, report)
     campaign.log_session("started", planned=planned, pending=total, gpus=list(gpus),
-                         executor=executor, shards=len(shards))
+                         slices=slices or None, executor=executor, shards=len(shards))
     end_at = None if not campaign.deadline_s else time.time() + campaign.deadline_s
     shared = {"options": campaign.options(), "end_at": end_at}
     done, rows, statuses, stopped, per_gpu = 0, defaultdict(int), defaultdict(int), False, {}
@@ -142,7 +157,7 @@ def run_on_gpus(campaign: Campaign, gpus: Sequence[str], executor: str = "pool",
         gpu["shards"] += 1
         gpu["wall_s"] += outcome.get("item_wall_s", 0.0)
         gpu["timed"] += outcome.get("items_timed", 0)
-        report(done, total, f"GPU {outcome['gpu']}: {', '.join(shards[index])}")
+        report(done, total, f"{outcome['gpu']}: {', '.join(shards[index])}")
     mine, my_statuses = campaign.counts()  # the failure rows written here
     for table, n in mine.items():
         rows[table] += n
@@ -167,7 +182,7 @@ def run_on_gpus(campaign: Campaign, gpus: Sequence[str], executor: str = "pool",
 def _gpu_note(gpu: str, done: dict[str, Any]) -> str:
     """What one GPU did, with the mean wall time of its items (a host busy with the other
     GPUs' items shows there as a longer mean)."""
-    note = f"GPU {gpu}: {done['items']} items in {done['shards']} shards"
+    note = f"{gpu}: {done['items']} items in {done['shards']} shards"
     if done["timed"]:
         note += f", {done['wall_s'] / done['timed']:.3f} s wall time per item"
     return note

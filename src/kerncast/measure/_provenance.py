@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import platform
 import re
 import shutil
@@ -20,6 +21,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 import kerncast
+from kerncast.execute import CORES_VARIABLE
 
 __all__ = [
     "CpuMonitor",
@@ -92,10 +94,14 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine() or "unknown-cpu"
 
 
-def host_cpu_key() -> str:
-    """The device key of this machine's CPU: ``cpu:<model, lower-case, dashed>``."""
+def host_cpu_key(cores: int | None = None) -> str:
+    """The device key of this machine's CPU: ``cpu:<model, lower-case, dashed>``; of a
+    slice of its ``cores`` (by default those of the slice this process measures on, if
+    any: :data:`kerncast.execute.CORES_VARIABLE`), ``cpu:<model>-<cores>-cores``: a
+    device of its own, whose rows never stand for the whole machine's."""
     slug = re.sub(r"[^a-z0-9]+", "-", cpu_model().lower()).strip("-")
-    return f"cpu:{slug[:60]}"
+    cores = cores or int(os.environ.get(CORES_VARIABLE) or 0)
+    return f"cpu:{slug[:60]}" + (f"-{cores}-cores" if cores else "")
 
 
 def _cpu_mhz() -> float:
