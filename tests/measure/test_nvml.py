@@ -1,11 +1,13 @@
 """NVML, read only, through a stand-in pynvml module: clocks, versions, energy."""
 
+import json
 import sys
+import time
 import types
 
 import pytest
 
-from kerncast.measure._nvml import Nvml, NvmlEnergyObserver
+from kerncast.measure._nvml import WINDOW_KEY, Nvml, NvmlEnergyObserver, window_power
 
 
 class FakeNVMLError(Exception):
@@ -49,13 +51,19 @@ def test_clocks_names_and_versions(pynvml):
 
 
 def test_energy_over_a_loop_from_the_total_energy_counter(pynvml):
-    ticks = iter([10.0, 10.3])  # the loop takes 0.3 s by the fake clock
+    now, counter = {"s": 10.0}, {"mj": 1_000_000}
+    pynvml.nvmlDeviceGetTotalEnergyConsumption = lambda h: counter["mj"]
+
+    def run(n):  # the loop takes 0.3 s by the fake clock; the counter moves once, at its end
+        now["s"] += 0.3
+        counter["mj"] += 60_000
+        return n
+
     observer = NvmlEnergyObserver(Nvml(), min_duration_s=0.2, sample_period_s=0.001,
-                                  clock=lambda: next(ticks))
-    done = []
-    result = observer.measure(lambda n: done.append(n) or n, launches=30_000, kernel_time_s=9e-6)
-    assert done == [30_000]
-    assert result["energy_j"] == pytest.approx(60.0)           # 60,000 mJ
+                                  clock=lambda: now["s"])
+    result = observer.measure(run, launches=30_000, kernel_time_s=9e-6)
+    assert result["launches"] == 30_000
+    assert result["energy_j"] == pytest.approx(60.0)           # 60,000 mJ: before and after
     assert result["avg_power_w"] == pytest.approx(200.0)        # 60 J / 0.3 s
     assert result["energy_per_launch_j"] == pytest.approx(0.002)
     assert result["idle_power_w"] == 250.0
@@ -63,9 +71,33 @@ def test_energy_over_a_loop_from_the_total_energy_counter(pynvml):
     assert result["time_per_launch_s"] == pytest.approx(1e-5)
 
 
+def test_a_counter_that_moves_in_steps_is_read_between_its_updates(pynvml):
+    """A counter of 200 W that moves every 50 ms: read before and after the loop it is off
+    by up to a step; between its first update after the warm-up and its last it is not."""
+    start = time.perf_counter()
+    pynvml.nvmlDeviceGetTotalEnergyConsumption = \
+        lambda h: 200.0 * 50.0 * ((time.perf_counter() - start + 0.03) // 0.05)
+    observer = NvmlEnergyObserver(Nvml(), min_duration_s=0.4, warmup_s=0.1, poll_s=0.0005)
+    result = observer.measure(lambda n: time.sleep(0.62) or n, launches=100)
+    assert result["avg_power_w"] == pytest.approx(200.0, rel=0.02)
+    assert result["energy_j"] == pytest.approx(200.0 * result["duration_s"], rel=0.02)
+    assert 0.3 <= result[WINDOW_KEY] <= 0.55  # whole steps between 0.1 s and the loop's end
+
+
+@pytest.mark.parametrize(("ticks", "expected"), [
+    ([(0.05, 0.0), (0.25, 10_000.0), (0.45, 50_000.0), (0.65, 90_000.0)], (200.0, 0.4)),
+    ([(0.05, 0.0), (0.25, 10_000.0)], None),      # one update after the warm-up
+    ([], None),
+])
+def test_window_power_between_the_first_update_after_the_warm_up_and_the_last(ticks,
+                                                                               expected):
+    got = window_power(ticks, start=0.0, warmup_s=0.2)
+    assert got == (pytest.approx(expected) if expected else None)
+
+
 def test_launch_count_keeps_the_loop_above_the_minimum(pynvml):
-    observer = NvmlEnergyObserver(Nvml(), min_duration_s=0.2)
-    assert observer.launches_for(1e-3) == 240           # 1.2 x 0.2 s / 1 ms
+    observer = NvmlEnergyObserver(Nvml(), min_duration_s=0.2, warmup_s=0.1)
+    assert observer.launches_for(1e-3) == 360           # 1.2 x (0.1 + 0.2) s / 1 ms
     assert observer.launches_for(1.0) == 1
     assert observer.launches_for(float("nan")) == 1000
     assert observer.launches_for(1e-9) == observer.max_launches
@@ -85,16 +117,27 @@ def test_energy_row_from_a_backend_loop(pynvml, monkeypatch):
 
     from .fakes import FakeBackend
 
-    pynvml.nvmlDeviceGetTotalEnergyConsumption = lambda h, _c=iter(range(0, 10**9, 50_000)): next(_c)
+    counter = {"mj": 0}
+    pynvml.nvmlDeviceGetTotalEnergyConsumption = lambda h: counter["mj"]
     kernel = get_kernel("matmul_naive")
     backend = FakeBackend(times=[1e-3], behaviours={"matmul_naive": "unwritten"})
+    many = backend.launch_many
+
+    def launch_many(*args):  # each loop of launches adds 50 J
+        done = many(*args)
+        counter["mj"] += 50_000
+        return done
+
+    backend.launch_many = launch_many
     nvml = Nvml()
     row = measure_energy(backend, kernel, kernel.launch("small"),
-                         NvmlEnergyObserver(nvml, min_duration_s=0.0), monitor=nvml)
+                         NvmlEnergyObserver(nvml, min_duration_s=0.0, warmup_s=0.0),
+                         monitor=nvml)
     assert row["status"] == "ok" and row["launches"] > 0
     assert row["energy_j"] == pytest.approx(50.0) and row["sm_clock_mhz_before"] == 1980.0
     assert row["energy_per_launch_j"] == pytest.approx(50.0 / row["launches"])
-    assert "repetitions" not in row
+    assert "repetitions" not in row and WINDOW_KEY not in row
+    assert json.loads(row["tool_versions"])[WINDOW_KEY] == "loop"  # the counter moved once
 
 
 def test_without_a_bus_id_nvml_reads_the_gpu_cuda_visible_devices_names(pynvml, monkeypatch):

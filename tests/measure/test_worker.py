@@ -249,7 +249,7 @@ def test_driver_backends_kept_side_by_side_never_leave_a_destroyed_context_curre
 def test_a_gpu_note_gives_the_mean_wall_time_of_its_items():
     from kerncast.measure._gpus import _gpu_note
 
-    note = _gpu_note("1", {"items": 4, "shards": 2, "wall_s": 1.0, "timed": 4})
+    note = _gpu_note("GPU 1", {"items": 4, "shards": 2, "wall_s": 1.0, "timed": 4})
     assert note == "GPU 1: 4 items in 2 shards, 0.250 s wall time per item"
-    assert _gpu_note("0", {"items": 0, "shards": 1, "wall_s": 0.0, "timed": 0}) == \
+    assert _gpu_note("GPU 0", {"items": 0, "shards": 1, "wall_s": 0.0, "timed": 0}) == \
         "GPU 0: 0 items in 1 shards"

@@ -15,7 +15,7 @@ from typing import Any
 
 from kerncast.corpus import CorpusKernel, LaunchConfig
 from kerncast.measure._backend import Backend, LaunchError
-from kerncast.measure._nvml import NvmlEnergyObserver
+from kerncast.measure._nvml import WINDOW_KEY, NvmlEnergyObserver
 from kerncast.measure._prep import Prepared
 from kerncast.measure._provenance import NullMonitor, row_provenance, static_provenance
 from kerncast.measure._run import failure_row, launch_columns
@@ -36,8 +36,8 @@ def _loop(session: LaunchSession, observer: NvmlEnergyObserver, kernel_time: flo
         return backend.launch_many(session.compiled, session.launch, session.dev, count)
 
     result = observer.measure(run, observer.launches_for(kernel_time), kernel_time)
-    if result["duration_s"] < observer.min_duration_s and result["launches"]:
-        scale = 1.3 * observer.min_duration_s / max(result["duration_s"], 1e-6)
+    if result["duration_s"] < observer.loop_s and result["launches"]:
+        scale = 1.3 * observer.loop_s / max(result["duration_s"], 1e-6)
         more = min(observer.max_launches, math.ceil(result["launches"] * scale))
         result = observer.measure(run, more, kernel_time)
     return result
@@ -66,5 +66,10 @@ def measure_energy(backend: Backend, kernel: CorpusKernel, config: LaunchConfig,
         failure_row(row, "launch_failed", str(exc))
     for name in ("repetitions", "converged", "warmup"):
         row.pop(name, None)
-    row.update(row_provenance(static, before, monitor.clocks(), seed))
+    window = row.pop(WINDOW_KEY, None)  # how the power was read, as provenance
+    tools = dict(static.get("tool_versions", {}))
+    if row.get("status") == "ok":
+        tools[WINDOW_KEY] = "loop" if window is None else f"{window:.3f}"
+    row.update(row_provenance({**static, "tool_versions": tools}, before, monitor.clocks(),
+                              seed))
     return row
