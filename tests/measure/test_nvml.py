@@ -181,3 +181,17 @@ def test_a_campaign_on_the_wrong_gpu_stops_before_any_item(pynvml, tmp_path):
     with pytest.raises(InputError, match="GPU 0: --device h200"):
         Campaign(tmp_path / "two", device="h200", backend="cupy", kernels=["copy_vector"],
                  sizes=["small"], gpus=("0", "1")).run()
+
+
+def test_a_loop_that_fails_leaves_no_thread_reading_the_gpu(pynvml):
+    import threading
+
+    pynvml.nvmlDeviceGetTotalEnergyConsumption = lambda h: 1_000_000
+    before = threading.active_count()
+
+    def fail(n):
+        raise RuntimeError("launch failed")
+
+    with pytest.raises(RuntimeError, match="launch failed"):
+        NvmlEnergyObserver(Nvml(), sample_period_s=0.001).measure(fail, launches=10)
+    assert threading.active_count() == before

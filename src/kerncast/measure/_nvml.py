@@ -278,10 +278,10 @@ class NvmlEnergyObserver:
         poller.start()
         try:
             done = run(launches)
-        finally:
+        finally:  # a failed loop leaves no thread reading the GPU
             ticks = poller.stop()
-        t1, e1 = self.clock(), self.nvml.energy_mj()
-        readings = sampler.stop()
+            t1, e1 = self.clock(), self.nvml.energy_mj()
+            readings = sampler.stop()
         duration = t1 - t0
         energy = (e1 - e0) / 1000.0
         window = window_power(ticks, t0, self.warmup_s)
