@@ -7,6 +7,7 @@ of kernels that exist only here (so that per-kernel failures can be tested).
 
 from __future__ import annotations
 
+import functools
 import json
 
 import numpy as np
@@ -163,3 +164,12 @@ def _complete(table: str, frame: pd.DataFrame) -> pd.DataFrame:
         if col.name not in frame.columns:
             frame[col.name] = _FILL[col.dtype]
     return schema.conform(table, frame)
+
+
+@functools.cache
+def evaluated_synthetic():
+    """``evaluate(synthetic_dataset(), "all")``, once per test process: the harness and the
+    report tests both read it (read only), and it takes minutes on two cores."""
+    from kerncast.evaluate import evaluate  # noqa: PLC0415
+
+    return evaluate(synthetic_dataset(), "all")

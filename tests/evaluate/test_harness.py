@@ -14,7 +14,7 @@ from kerncast.data import Dataset
 from kerncast.models import list_predictors
 from kerncast.evaluate import evaluate, survey_kernels
 from kerncast.models import Predictor
-from tests.synthetic import CORPUS_KERNELS, FAKE_KERNELS, synthetic_dataset
+from tests.synthetic import CORPUS_KERNELS, FAKE_KERNELS, evaluated_synthetic, synthetic_dataset
 
 
 class _Spy(Predictor):
@@ -53,8 +53,8 @@ def data():
 
 
 @pytest.fixture(scope="module")
-def result(data):
-    return evaluate(data, "all")
+def result():
+    return evaluated_synthetic()
 
 
 @pytest.mark.parametrize("folds", ["kernel", 2, 3])

@@ -15,15 +15,14 @@ from kerncast.models import list_predictors
 
 from kerncast.evaluate import evaluate, write_report
 from kerncast.evaluate._report import format_value
-from tests.synthetic import synthetic_dataset
+from tests.synthetic import evaluated_synthetic, synthetic_dataset
 
 TABLES = ("per-model", "comparison", "survey-kernels", "per-kernel", "failures")
 
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
-    result = evaluate(synthetic_dataset(), "all")
-    return write_report(result, tmp_path_factory.mktemp("report") / "synthetic")
+    return write_report(evaluated_synthetic(), tmp_path_factory.mktemp("report") / "synthetic")
 
 
 def test_report_files_and_sections(report):
