@@ -129,13 +129,13 @@ def _slice(index: int, count: int) -> list[int]:
 
 
 def slice_cores(count: int) -> int:
-    """The cores in each of ``count`` equal slices of this machine's (0: too few)."""
-    return _cores() // max(1, count)
-
-
-def _too_many_slices(count: int) -> InputError:
-    return InputError(f"{count} slices of {_cores()} cores leave none to each; give at "
-                      f"most {_cores()}")
+    """The cores in each of ``count`` equal slices of this machine's; an input error
+    where that leaves none."""
+    cores = _cores() // max(1, count)
+    if cores < 1:
+        raise InputError(f"{count} slices of {_cores()} cores leave none to each; give at "
+                         f"most {_cores()}")
+    return cores
 
 
 def pin_cores(index: int, count: int, *, affinity: bool = True) -> int:
@@ -143,9 +143,8 @@ def pin_cores(index: int, count: int, *, affinity: bool = True) -> int:
     of this machine's cores: the thread pools of math libraries and PoCL sized to it,
     :data:`CORES_VARIABLE` set to it and, with ``affinity``, the process kept on those
     cores. Returns the slice's cores."""
+    slice_cores(count)
     mine = _slice(index, count)
-    if not mine:
-        raise _too_many_slices(count)
     if affinity and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, mine)
     for name in (*THREAD_VARIABLES, POCL_THREADS, CORES_VARIABLE):
@@ -342,6 +341,6 @@ def get_executor(name: str = "serial", *, workers: int | None = None,
     if slices and name == "serial" and (workers or 1) > 1:
         raise InputError(f"--executor serial measures on the whole machine, not on {workers} "
                          "slices; choose --executor pool or ray")
-    if slices and workers and slice_cores(int(workers)) < 1:
-        raise _too_many_slices(int(workers))
+    if slices and workers:
+        slice_cores(int(workers))
     return factory(workers=workers, address=address, gpus=gpus, slices=slices)
