@@ -198,10 +198,10 @@ def test_refusals_say_what_to_do(fakes):
         Combined(bases=(RightOnA.name,), loss="mse").fit(fakes)
 
 
-def test_default_bases_leave_out_the_slow_models():
+def test_default_bases_leave_out_the_slow_models_but_static():
     names = default_bases()
-    assert "combined" not in names and "static" not in names
-    assert {"launch-regression", "qa"} <= set(names)
+    assert "combined" not in names and "mwp-cwp" not in names
+    assert {"launch-regression", "qa", "sampling", "static"} <= set(names)
     assert get_predictor("combined").bases is None
 
 
