@@ -74,7 +74,9 @@ the best single model. The gain is where a launch has sampled runs (50 of the 16
 size large): there the experts lean on ``sampling``, 3.6% against ``static``'s 27.7%. On
 the 111 rows without them it is 12.8% against ``static``'s 12.1%. Without ``static``
 among its bases it was 18.2%; with every model that predicts 90% of the rows but not the
-sampling models, 16.6%.
+sampling models, 16.6%. On ``data/h200`` (the default launch of each kernel and size, 159
+common rows): 11.1% against 17.2% for ``static``; 3.9% against 26.7% on the 50 sampled
+launches, 14.0% against 14.2% on the other 122.
 
 Limits: it is no better than its bases where they share their mistakes (the counter
 models all read the same counters and under-predict the same latency-bound kernels); a
