@@ -8,6 +8,7 @@ set and predictions are positive and finite on a (synthetic) dataset the model c
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 
@@ -36,6 +37,13 @@ def _usable(name: str, data):
         pytest.skip(f"the synthetic dataset has no {', '.join(sorted(unmet))}; "
                     "extend tests/synthetic.py to check this model")
     return data
+
+
+@functools.cache
+def _fitted(name: str) -> Predictor:
+    """``name`` fitted on the module's dataset, once per test process, for the tests that
+    only read a fitted model (fitting itself is tested on fresh instances)."""
+    return get_predictor(name).fit(synthetic_dataset(kernels=CORPUS_KERNELS))
 
 
 def _targets(data):
@@ -99,7 +107,7 @@ def test_fit_returns_self_and_is_repeatable(name, data):
 @pytest.mark.parametrize("name", MODELS)
 def test_clone_of_fitted_model_is_unfitted_and_refits_alike(name, data):
     data = _usable(name, data)
-    model = get_predictor(name).fit(data)
+    model = _fitted(name)
     twin = clone(model)
     with pytest.raises(NotFittedError):
         twin.predict(_targets(data))
@@ -109,7 +117,7 @@ def test_clone_of_fitted_model_is_unfitted_and_refits_alike(name, data):
 @pytest.mark.parametrize("name", MODELS)
 def test_save_and_load_without_pickle(name, data, tmp_path):
     data = _usable(name, data)
-    model = get_predictor(name).fit(data)
+    model = _fitted(name)
     path = tmp_path / "model.json"
     model.save(path)
     json.loads(path.read_text())  # plain JSON, no pickle
@@ -124,7 +132,7 @@ def test_save_and_load_without_pickle(name, data, tmp_path):
 def test_predictions_are_positive_and_finite(name, data):
     data = _usable(name, data)
     target = _targets(data)
-    pred = get_predictor(name).fit(data).predict(target)
+    pred = _fitted(name).predict(target)
     assert pred.shape == (len(target.times),) and len(pred) > 0
     assert np.all(np.isfinite(pred)) and np.all(pred > 0)
 
@@ -132,7 +140,7 @@ def test_predictions_are_positive_and_finite(name, data):
 @pytest.mark.parametrize("name", MODELS)
 def test_explain_agrees_with_predict(name, data):
     data = _usable(name, data)
-    model = get_predictor(name).fit(data)
+    model = _fitted(name)
     target = _targets(data)
     explained = model.explain(target)
     assert all(isinstance(p, Prediction) and p.model == name for p in explained)

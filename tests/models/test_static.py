@@ -149,3 +149,33 @@ def test_the_shipped_spreads_are_measured_and_ordered():
         for entry in table["by_bottleneck"].values():
             assert 0 < entry["ratio_p10"] <= entry["ratio_p50"] <= entry["ratio_p90"]
             assert entry["launches"] >= 20 and entry["kernels"] >= 5
+
+
+def test_a_row_asked_again_is_answered_from_the_memo_and_copies_are_its_callers(monkeypatch):
+    from kerncast.models import _static
+
+    calls = []
+
+    def counting(*args, **kwargs):
+        calls.append(kwargs.get("budget"))
+        return predict_launch(*args, **kwargs)
+
+    monkeypatch.setattr("kerncast.sim.predict_launch", counting)
+    monkeypatch.setattr(_static, "_MEMO", type(_static._MEMO)())
+    row = _row("matmul_tiled", "small", {"tile": 16, "pad": 0})
+    first = StaticSimulator().fit(_data([row])).explain(_data([row]))[0]
+    first.based_on["changed"] = True  # the caller's copy, not the memo's
+    again = StaticSimulator().fit(_data([row])).explain(_data([row]))[0]
+    assert calls == [None] and again.seconds == first.seconds and "changed" not in again.based_on
+    other = StaticSimulator(budget=20_000).fit(_data([row])).predict(_data([row]))
+    assert calls == [None, 20_000] and np.isfinite(other).all()  # the budget reaches the simulator
+
+
+def test_the_memo_keeps_the_most_recent_rows(monkeypatch):
+    from kerncast.models import _static
+
+    monkeypatch.setattr(_static, "_MEMO", type(_static._MEMO)())
+    monkeypatch.setattr(_static, "MEMO_SIZE", 2)
+    rows = [_row("no_such_kernel", "small", {"i": i}) for i in range(3)]
+    StaticSimulator().fit(_data(rows)).predict(_data(rows))
+    assert [json.loads(key[2])["i"] for key in _static._MEMO] == [1, 2]

@@ -10,6 +10,8 @@ support) get NaN and the reason in :meth:`explain`.
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
+from dataclasses import replace
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -22,7 +24,13 @@ from kerncast.models._base import LaunchInputs, Prediction, Predictor
 from kerncast.models._rows import corpus_launch
 from kerncast.models.registry import register
 
-__all__ = ["StaticSimulator", "build_warnings", "interval"]
+__all__ = ["MEMO_SIZE", "StaticSimulator", "build_warnings", "interval"]
+
+#: How many row predictions a process keeps (the least recently used go first): the model
+#: learns nothing, so a launch asked again (by each fit and predict of ``combined``, by
+#: every model of an evaluation that includes it) is answered from here.
+MEMO_SIZE = 4096
+_MEMO: OrderedDict[tuple, Prediction] = OrderedDict()
 
 
 @register
@@ -37,11 +45,41 @@ class StaticSimulator(Predictor):
     insight = "compute, memory, latency and synchronisation time, and the bottleneck"
     columns = ("kernel", "language", "size", "config", "tunables", "device", "sm_count")
 
-    def __init__(self, *, seed: int = 0, budget: int = 400_000):
+    def __init__(self, *, seed: int = 0, budget: int | None = None):
         self.seed = seed
         self.budget = budget
 
+    def _budget(self) -> dict[str, int]:
+        """``budget`` for :func:`kerncast.sim.predict_launch`: the instructions of one SM's
+        round simulated in full (None: the simulator's default)."""
+        return {} if self.budget is None else {"budget": int(self.budget)}
+
     def _one(self, row) -> Prediction:
+        key = self._memo_key(row)
+        if key in _MEMO:
+            _MEMO.move_to_end(key)
+        else:
+            _MEMO[key] = self._predicted(row)
+            if len(_MEMO) > MEMO_SIZE:
+                _MEMO.popitem(last=False)
+        kept = _MEMO[key]  # a copy, so that no caller changes what is kept
+        return replace(kept, breakdown=dict(kept.breakdown), based_on=dict(kept.based_on))
+
+    def _memo_key(self, row) -> tuple:
+        """What a row's prediction depends on: the corpus launch, the device's spec (the
+        object loaded, so a spec file loaded again under the same name is a new key), the
+        SM count and this model's parameters."""
+        from kerncast.devices import get_device  # noqa: PLC0415 (light, but only needed here)
+
+        try:
+            device = id(get_device(str(row["device"])))
+        except KerncastError:
+            device = str(row["device"])
+        return (str(row["kernel"]), str(row["size"]), str(row.get("tunables")),
+                str(row.get("config")), str(row.get("language") or "cuda"), device,
+                str(row.get("sm_count")), self.seed, self.budget)
+
+    def _predicted(self, row) -> Prediction:
         from kerncast.sim import predict_launch  # noqa: PLC0415 (on use: the simulator is heavy)
 
         try:
@@ -49,7 +87,8 @@ class StaticSimulator(Predictor):
             source, launch = kernel.instance(config, str(row.get("language") or "cuda"),
                                              self.seed)
             result = predict_launch(source, launch, str(row["device"]),
-                                    sm_count=int(row["sm_count"]) if row.get("sm_count") else None)
+                                    sm_count=int(row["sm_count"]) if row.get("sm_count") else None,
+                                    **self._budget())
         except KerncastError as exc:
             return Prediction(float("nan"), self.name, based_on={"error": str(exc)})
         return Prediction(result.seconds, self.name, breakdown=result.breakdown,
@@ -62,7 +101,7 @@ class StaticSimulator(Predictor):
         from kerncast.sim import predict_launch  # noqa: PLC0415 (the simulator loads on use)
 
         res = predict_launch(kernel, launch, inputs.device, sm_count=inputs.sm_count,
-                             progress=inputs.progress)
+                             progress=inputs.progress, **self._budget())
         based_on = {**res.based_on, "configuration": launch.label()}
         warnings = build_warnings(kernel, res.based_on, inputs.registers)
         if warnings:
