@@ -246,9 +246,9 @@ def cluster_sweep(d: Data, folds: list[list[str]], k_max: int) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("clusters").round(1)
 
 
-def _by(errors: pd.DataFrame, index: str) -> pd.DataFrame:
+def _by(errors: pd.DataFrame, index: str, value: str = "time") -> pd.DataFrame:
     part = errors[errors["method"].isin([PUBLISHED, REGRESSION])]
-    table = part.pivot_table(index=index, columns="method", values="time", aggfunc="mean")
+    table = part.pivot_table(index=index, columns="method", values=value, aggfunc="mean")
     table["pairs"] = part[part["method"] == REGRESSION].groupby(index).size()
     return table.round(1)
 
@@ -291,6 +291,8 @@ def main() -> None:
     print(_by(errors, "pair").to_string())
     print("\ntime error % by size:")
     print(_by(errors, "size").to_string())
+    print("\npower error % by target device:")
+    print(_by(errors, "device", "power").to_string())
     floor = power_floor(frame, d.usable)
     print(f"\npower readings' own scatter ({floor['readings']} readings, per instance and device, "
           f"fitted to the readings themselves): {floor['non-decreasing']:.1f}% from the closest "

@@ -122,6 +122,15 @@ def test_oracle_uses_the_kernels_own_scaling(planted):
     assert got["time_s"].iloc[0] == pytest.approx(8.0 * 0.7, rel=0.03)
 
 
+def test_the_regression_fits_cluster_sets_only_for_an_oracle(planted):
+    plain = get_predictor("scaling-surfaces", n_clusters=3).fit(planted)
+    assert plain.surfaces_["sets"] == {} and plain.surfaces_["regressions"]
+    oracle = get_predictor("scaling-surfaces", n_clusters=3, classifier="oracle").fit(planted)
+    assert set(oracle.surfaces_["sets"]) == {"time", "power", "energy"}
+    at_base = (planted.times["device"] == BASE[0]) & (planted.times["sm_count"] == BASE[1])
+    assert np.isfinite(oracle.predict(planted)[~at_base.to_numpy()]).all()
+
+
 def test_power_and_energy_follow_their_own_surfaces(planted):
     surfaces, runs = _fit(planted, n_clusters=3)
     run = runs.loc[("compute_0", "large", "bs=256")]

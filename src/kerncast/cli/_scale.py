@@ -135,7 +135,8 @@ def scale_table(kernel: str, size: str = "large", base: str = "h100:132",
         table[f"error_{col}_pct"] = (table[col] / table[f"measured_{col}"] - 1) * 100
     info = {"kernel": name, "size": size, "config": instance[2], "base": base,
             "base_time_s": float(run["time_s"]), "base_power_w": float(run["power_w"]),
-            "trained_on": len(surfaces["kernels"]), "clusters": surfaces["n_clusters"],
+            "trained_on": len(surfaces["kernels"]),
+            "clusters": surfaces["n_clusters"] if method == "clusters" else None,
             "method": method}
     return table, info
 

@@ -391,7 +391,8 @@ def _fit_set(values: np.ndarray, x: np.ndarray, k: int, seed: int, space: str) -
 def fit_surfaces(frame: pd.DataFrame, inputs: pd.DataFrame, *, base: tuple[str, int],
                  n_clusters: int = 12, seed: int = 0, space: str = "ratio",
                  quantities: Iterable[str] = tuple(QUANTITIES), method: str = "clusters",
-                 physical: pd.DataFrame | None = None) -> dict[str, Any]:
+                 physical: pd.DataFrame | None = None, clusters: bool | None = None
+                 ) -> dict[str, Any]:
     """Fit the cluster sets and classifiers of every quantity (and, with
     ``method="regression"``, the regressions of time and power).
 
@@ -414,6 +415,11 @@ def fit_surfaces(frame: pd.DataFrame, inputs: pd.DataFrame, *, base: tuple[str, 
     physical
         :func:`physical_inputs` of each training instance's base run, indexed like
         ``inputs`` (``method="regression"`` only).
+    clusters
+        Whether to fit the cluster sets and their classifiers; by default only where the
+        method predicts with them (``"clusters"``). The regression uses them only to
+        predict with an oracle classifier (the kernel's own scaling), so it fits them
+        only when asked: they are most of its fitting time.
     """
     if space not in ("ratio", "log"):
         raise InputError(f"space must be 'ratio' or 'log', not {space!r}")
@@ -440,9 +446,10 @@ def fit_surfaces(frame: pd.DataFrame, inputs: pd.DataFrame, *, base: tuple[str, 
     start = (0, SM_AXIS.index(int(base[1])))
     for quantity in quantities:
         _, grid = surface_grid(frame, QUANTITIES[quantity], devices)
-        fitted = {name: _fit_set(v, x, n_clusters, seed, space)
-                  for name, v in scaling_values(grid).items()}
-        sets[quantity] = {name: s for name, s in fitted.items() if s is not None}
+        if method == "clusters" if clusters is None else clusters:
+            fitted = {name: _fit_set(v, x, n_clusters, seed, space)
+                      for name, v in scaling_values(grid).items()}
+            sets[quantity] = {name: s for name, s in fitted.items() if s is not None}
         if method == "regression" and quantity in ("time", "power") and x_phys is not None:
             _, board = surface_grid(frame, "power_w", devices)
             grid = board if quantity == "power" else grid
@@ -563,25 +570,26 @@ def _predict_regression(surfaces: Mapping[str, Any], base_time: float,
     phys = (physical_inputs(base_counters, base_time, base_dev, base_sm)
             if base_counters is not None else {})
     x = np.array([phys.get(f, np.nan) for f in PHYSICAL], dtype=float)
-    known = bool(np.isfinite(x).any())
-    rows = []
-    for device, sm_count in targets:
-        feats = _pair_features(x, base_sm, (devices.index(device) if device in devices else -1,
-                                            int(sm_count)))
-        factors = {}
+    on = [device in devices for device, _ in targets]  # targets on the surfaces' devices
+    factors = {q: np.full(len(targets), np.nan) for q in ("time", "power")}
+    if np.isfinite(x).any() and any(on):
+        feats = np.vstack([_pair_features(x, base_sm, (devices.index(device), int(sm_count)))
+                           for (device, sm_count), ok in zip(targets, on) if ok])
         for quantity, extra in (("time", None), ("power", np.log(base_power_w))):
             trees = surfaces["regressions"].get(quantity)
-            if trees is None or not known or device not in devices:
-                factors[quantity] = np.nan
+            if trees is None:
                 continue
-            row = feats if extra is None else np.r_[feats, np.nan_to_num(extra)]
-            factors[quantity] = float(np.exp(trees.predict(row[None, :])[0]))
-        rows.append({"device": device, "sm_count": int(sm_count),
-                     "time_s": base_time * factors["time"],
-                     "power_w": base_power_w * factors["power"],
-                     "energy_j": base_energy_j * factors["time"] * factors["power"],
-                     "time_clusters": {}, "power_clusters": {}, "energy_clusters": {}})
-    return pd.DataFrame(rows)
+            rows = feats if extra is None else np.column_stack(
+                [feats, np.full(len(feats), np.nan_to_num(extra))])
+            factors[quantity][np.asarray(on)] = np.exp(trees.predict(rows))  # one call, all targets
+    return pd.DataFrame({"device": [d for d, _ in targets],
+                         "sm_count": [int(s) for _, s in targets],
+                         "time_s": base_time * factors["time"],
+                         "power_w": base_power_w * factors["power"],
+                         "energy_j": base_energy_j * factors["time"] * factors["power"],
+                         "time_clusters": [{} for _ in targets],
+                         "power_clusters": [{} for _ in targets],
+                         "energy_clusters": [{} for _ in targets]})
 
 
 def oracle_truth(frame: pd.DataFrame, instance: tuple, surfaces: Mapping[str, Any]) -> dict[str, dict]:
@@ -697,6 +705,8 @@ class ScalingSurfaces(Predictor):
                              "an sm-sweep; give a dataset with both (data/h100 and data/h200 merged)")
         self.surfaces_ = fit_surfaces(frame, inputs, base=base, n_clusters=self.n_clusters,
                                       seed=self.seed, space=self.space, method=self.method,
+                                      clusters=(self.method == "clusters"
+                                                or self.classifier == "oracle"),
                                       physical=base_physical(runs, base))
 
     def _predict(self, dataset: Dataset) -> np.ndarray:
@@ -710,26 +720,33 @@ class ScalingSurfaces(Predictor):
         surfaces, base = self.surfaces_, self._base()
         runs = base_runs(dataset, base)
         frame = surface_frame(dataset) if self.classifier == "oracle" else None
-        out = []
-        for row in dataset.times[list(self.columns)].itertuples(index=False):
-            out.append(self._predict_row(surfaces, runs, frame, row, base))
+        rows = dataset.times[list(self.columns)]
+        out = np.full((len(rows), 3), np.nan)
+        wanted: dict[tuple, dict[tuple[str, int], list[int]]] = {}
+        for i, row in enumerate(rows.itertuples(index=False)):
+            key = (row.kernel, row.size, row.config)
+            target = (str(row.device), int(row.sm_count))
+            if target != base and key in runs.index and target[1] in SM_AXIS:
+                wanted.setdefault(key, {}).setdefault(target, []).append(i)
+        for key, targets in wanted.items():  # one surface per instance, all its targets at once
+            table = self._predict_instance(surfaces, runs, frame, key, list(targets))
+            if table is not None:
+                for (target, at), values in zip(targets.items(), table.to_numpy(dtype=float)):
+                    out[at] = values
         return pd.DataFrame(out, columns=["time_s", "power_w", "energy_j"])
 
-    def _predict_row(self, surfaces: Mapping[str, Any], runs: pd.DataFrame,
-                     frame: pd.DataFrame | None, row: Any, base: tuple[str, int]) -> tuple:
-        key = (row.kernel, row.size, row.config)
-        target = (str(row.device), int(row.sm_count))
-        nan = (np.nan, np.nan, np.nan)
-        if target == base or key not in runs.index or target[1] not in SM_AXIS:
-            return nan
+    def _predict_instance(self, surfaces: Mapping[str, Any], runs: pd.DataFrame,
+                          frame: pd.DataFrame | None, key: tuple,
+                          targets: list[tuple[str, int]]) -> pd.DataFrame | None:
+        """Time, power and energy of instance ``key`` at ``targets`` (None: no counters)."""
         run = runs.loc[key]
         truth = oracle_truth(frame, key, surfaces) if frame is not None else None
         if truth is None and run["counters"] is None:
-            return nan
-        table = predict_surface(surfaces, float(run["time_s"]), run["counters"], [target],
+            return None
+        table = predict_surface(surfaces, float(run["time_s"]), run["counters"], targets,
                                 base_power_w=float(run["power_w"]),
                                 base_energy_j=float(run["energy_j"]), truth=truth)
-        return tuple(float(table[c].iloc[0]) for c in ("time_s", "power_w", "energy_j"))
+        return table[["time_s", "power_w", "energy_j"]]
 
     def explain(self, dataset: Dataset) -> list[Prediction]:
         table = self.predict_table(dataset)
