@@ -12,7 +12,10 @@ sees a launch of the kernels it predicts) on one selection of rows:
   the launches measured whole with Nsight Compute counters, which the counter models
   (components, wfg, qa, gpu-random-forest) need; ``--rows all``: every launch of the
   whole GPU (the default where there are no counters, as ``data/h200``). SM-count sweep
-  rows are left out (the scaling-surfaces model and its own benchmark cover them);
+  rows are left out (the scaling-surfaces model and its own benchmark cover them). On
+  ``data/h200`` the scaling-surfaces model predicts each launch from its base run on the
+  H100 at 132 SMs, read from ``data/h100`` (:func:`model_for`); on ``data/h100`` the
+  launches are its base runs, so it predicts none;
 * ``--per-kernel N`` keeps N evenly spaced launch configurations of each kernel and size
   (0: all): the models that emulate kernels (static, mwp-cwp, roofline, gpu-pram, eiger,
   pmac) take 0.2-1 s per launch on this 2-core machine, so every row is out of reach.
@@ -63,6 +66,8 @@ from kerncast.models import Predictor, get_predictor, list_predictors, predictor
 QUICK = ("matmul_naive", "matmul_tiled", "thermal_step", "thermal_tiled", "bfs_frontier_expand",
          "bfs_queue_expand", "copy_vector", "transpose_naive", "reduce_tree", "arith_fp32",
          "atomic_contention", "black_scholes")
+#: The shipped dataset of each base GPU a model may predict from.
+BASE_DATASETS = {"h100": "h100", "h100-sxm": "h100", "h200": "h200"}
 #: Registered models of the survey that live outside ``kerncast.models.zoo``.
 SURVEY_ELSEWHERE = ("scaling-surfaces",)
 COVERAGE = 0.9
@@ -86,6 +91,18 @@ def survey_models(names: list[str]) -> list[str]:
     """The registered models that are the survey's (the zoo package and those elsewhere)."""
     return [n for n in names if n != "combined" and (
         predictor_class(n).__module__.startswith("kerncast.models.zoo.") or n in SURVEY_ELSEWHERE)]
+
+
+def model_for(name: str, device: str) -> Predictor:
+    """``name`` as scored on ``device``'s rows: a model that predicts from a base run on
+    another GPU (``scaling-surfaces``, base: the H100 at 132 SMs) reads the base runs from
+    that GPU's dataset (``base_dataset``), as a user with an H100 asking about an H200."""
+    cls = predictor_class(name)
+    if "base_config_run" in cls.needs and "base_dataset" in cls().get_params():
+        base_device = str(cls().get_params()["base"]).split(":")[0]
+        if get_device(base_device).key != get_device(device).key:
+            return get_predictor(name, base_dataset=str(ROOT / "data" / BASE_DATASETS[base_device]))
+    return get_predictor(name)
 
 
 def _launch_has_counters(data: Dataset) -> np.ndarray:
@@ -214,7 +231,7 @@ def report_device(device: str, args: argparse.Namespace) -> Scored | None:
                if n != "combined"]
     print(f"\n== {device}: {len(data.times)} rows ({what}), {data.times['kernel'].nunique()} "
           f"kernels, {args.folds} folds by kernel", flush=True)
-    runs = [(n, get_predictor(n)) for n in singles + ["combined"]]
+    runs = [(n, model_for(n, device)) for n in singles + ["combined"]]
     scores = score(data, runs, args.folds, args.cache)
     coverage = _coverage(scores[0], len(data.times))
     compared = [n for n in singles if coverage.get(n, 0) >= COVERAGE]

@@ -103,3 +103,16 @@ def test_help_shows_an_example(capsys):
     assert "Example: kerncast evaluate --dataset" in capsys.readouterr().out
     assert main(["report", "--help"]) == 0
     assert "Example: kerncast report --dataset" in capsys.readouterr().out
+
+
+def test_another_gpus_launches_are_scaled_from_the_base_gpus_dataset(capsys):
+    argv = ["evaluate", "--dataset", "data/h200", "--models", "scaling-surfaces", "--sizes",
+            "large", "--folds", "2", "--json"]
+    for kernel in ("copy_vector", "matmul_tiled", "arith_fp32", "reduce_tree"):
+        argv += ["--kernels", kernel]
+    assert main(argv) == 0
+    (alone,) = json.loads(capsys.readouterr().out)["per_model"]
+    assert main([*argv, "--base-dataset", "data/h100"]) == 0
+    (scaled,) = json.loads(capsys.readouterr().out)["per_model"]
+    assert alone["predicted"] == 0  # data/h200 holds no H100 base runs
+    assert scaled["predicted"] >= 4 and scaled["mape_pct"] < 100  # each kernel's default launch

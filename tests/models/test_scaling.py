@@ -211,3 +211,24 @@ def test_regression_needs_the_physical_inputs(planted):
         fit_surfaces(surface_frame(planted), base_inputs(runs, BASE), base=BASE, method="regression")
     with pytest.raises(InputError, match="method must be"):
         fit_surfaces(surface_frame(planted), base_inputs(runs, BASE), base=BASE, method="forest")
+
+
+def test_a_base_dataset_predicts_another_gpus_launches_from_its_base_runs(planted, tmp_path,
+                                                                          monkeypatch):
+    from kerncast.models import _scaling
+
+    keep = planted.times["device"] == BASE[0]
+    on_base = planted.energy["device"] == BASE[0]
+    base_only = Dataset(times=planted.times[keep], energy=planted.energy[on_base],
+                        counters=planted.counters, name="base")
+    other = Dataset(times=planted.times[~keep].reset_index(drop=True),
+                    energy=planted.energy[~on_base].reset_index(drop=True), name="other")
+    with pytest.raises(InputError, match="base runs with counters"):
+        get_predictor("scaling-surfaces", n_clusters=3).fit(other)
+    with pytest.raises(InputError, match="not a dataset directory"):
+        get_predictor("scaling-surfaces", base_dataset=str(tmp_path / "nowhere")).fit(other)
+    monkeypatch.setattr(_scaling, "_read_dataset", lambda path: base_only)
+    model = get_predictor("scaling-surfaces", n_clusters=3, base_dataset="base-gpu")
+    got = model.fit(other).predict(other)
+    whole = get_predictor("scaling-surfaces", n_clusters=3).fit(planted).predict(planted)
+    assert np.isfinite(got).all() and np.allclose(got, whole[~keep.to_numpy()], rtol=0.1)

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
+from kerncast._errors import InputError
 from kerncast.cli._app import app
 from kerncast.cli._fanout import AddressOpt, ExecutorOpt, WorkersOpt, executor_of
 from kerncast.cli._output import console, print_json, progress, writable_dir
@@ -36,16 +37,37 @@ _KERNEL_COLUMNS = ("kernel", "model", "rows", "failed", "mape_pct", "within_25_p
 
 
 def _run(dataset: Path, models: str, kernels, sizes, folds: str, test: Path | None, quiet: bool,
-         executor: Any = None):
+         executor: Any = None, base_dataset: Path | None = None):
     from kerncast.data import Dataset  # noqa: PLC0415  (pandas: not on every command)
     from kerncast.evaluate import evaluate  # noqa: PLC0415 (CLI start-up: evaluate is heavy)
 
+    chosen = _with_base_dataset(models, base_dataset)
     data = Dataset.read(dataset)
     held_out = Dataset.read(test) if test is not None else None
     fold_arg: str | int = int(folds) if folds.strip().isdigit() else folds
     with progress("evaluating", quiet) as step:
-        return evaluate(data, models, kernels=kernels, sizes=sizes, folds=fold_arg,
+        return evaluate(data, chosen, kernels=kernels, sizes=sizes, folds=fold_arg,
                         test=held_out, progress=step, executor=executor)
+
+
+def _with_base_dataset(models: str, base_dataset: Path | None) -> Any:
+    """``models``, with ``base_dataset`` given to each that predicts from a base run on
+    another GPU (a ``base_dataset`` parameter); an input error where none of them does."""
+    if base_dataset is None:
+        return models
+    from kerncast.evaluate import resolve_models  # noqa: PLC0415 (CLI start-up: evaluate is heavy)
+
+    if not base_dataset.is_dir():
+        raise InputError(f"--base-dataset {base_dataset} is not a dataset directory; give the "
+                         "base GPU's measurements, e.g. --base-dataset data/h100")
+    chosen = resolve_models(models)
+    takers = [m for m in chosen if "base_dataset" in m.get_params()]
+    if not takers:
+        raise InputError("--base-dataset is read only by models that predict from a base run on "
+                         "another GPU (scaling-surfaces); add one to --models or leave it out")
+    for model in takers:
+        model.set_params(base_dataset=str(base_dataset))
+    return chosen
 
 
 def _table(frame, columns, title: str) -> Table:
@@ -102,6 +124,9 @@ def evaluate_cmd(
     executor: ExecutorOpt = "serial",
     workers: WorkersOpt = None,
     address: AddressOpt = None,
+    base_dataset: Annotated[Path | None, typer.Option(
+        "--base-dataset", help="The base GPU's dataset (e.g. data/h100) for the models that "
+        "predict another GPU's launches from a base run (scaling-surfaces).")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Score models on a measured dataset: accuracy, ranking of launch configurations, speed.
@@ -112,7 +137,7 @@ def evaluate_cmd(
     if report is not None:
         writable_dir(report)  # before the evaluation, which takes long
     result = _run(dataset, models, kernels, sizes, folds, test, quiet=as_json,
-                  executor=runner)
+                  executor=runner, base_dataset=base_dataset)
     index = None
     if report is not None:
         from kerncast.evaluate import write_report  # noqa: PLC0415 (CLI start-up: evaluate is heavy)

@@ -39,6 +39,9 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
+from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -664,9 +667,24 @@ def base_physical(runs: pd.DataFrame, base: tuple[str, int]) -> pd.DataFrame:
 
 # -- the predictor -----------------------------------------------------------------------------
 
+@lru_cache(maxsize=2)
+def _read_dataset(path: str) -> Dataset:
+    """A dataset directory, read once per process (``base_dataset``)."""
+    if not Path(path).is_dir():
+        raise InputError(f"base_dataset {path!r} is not a dataset directory; give the directory "
+                         "of the base GPU's measurements, e.g. data/h100")
+    return Dataset.read(path)
+
+
 @register
 class ScalingSurfaces(Predictor):
-    """Scaling surfaces across SM counts and devices, chosen by a classifier on counters."""
+    """Scaling surfaces across SM counts and devices, chosen by a classifier on counters.
+
+    ``base`` is the base configuration (``device:sm_count``); ``base_dataset``, a dataset
+    directory that holds the base runs (with counters) and sweeps of the base GPU, for a
+    dataset of another GPU's launches (``data/h200`` predicted from ``data/h100``'s base
+    runs): its rows of the same kernels join those of devices the dataset lacks.
+    """
 
     name = "scaling-surfaces"
     needs = frozenset({"base_config_run", "counters"})
@@ -682,20 +700,37 @@ class ScalingSurfaces(Predictor):
 
     def __init__(self, *, base: str = DEFAULT_BASE, n_clusters: int = 12,
                  classifier: str = "network", space: str = "ratio", method: str = "regression",
-                 seed: int = 0):
+                 base_dataset: str | None = None, seed: int = 0):
         self.base = base
         self.n_clusters = n_clusters
         self.classifier = classifier
         self.space = space
         self.method = method
+        self.base_dataset = base_dataset
         self.seed = seed
 
     def _base(self) -> tuple[str, int]:
         return parse_configuration(self.base)
 
+    def _with_base_dataset(self, dataset: Dataset) -> Dataset:
+        """``dataset`` with the rows of ``base_dataset`` (a dataset directory, e.g. data/h100)
+        for the same kernels, of the devices ``dataset`` lacks: where the targets are
+        another GPU's launches and the base runs were measured on the base GPU. In fit the
+        base GPU's sweeps of the training kernels train too; in predict only the base runs
+        are read (of the kernels predicted, none of whose targets it holds)."""
+        if self.base_dataset is None:
+            return dataset
+        extra = _read_dataset(str(self.base_dataset))
+        have = set(dataset.times["device"].astype(str)) if len(dataset.times) else set()
+        extra = extra.subset(dataset.kernels())
+        cut = {name: (t[~t["device"].astype(str).isin(have)].reset_index(drop=True)
+                      if "device" in t else t) for name, t in extra.tables().items()}
+        return merge_datasets([dataset, replace(extra, **cut)])
+
     def _fit(self, dataset: Dataset) -> None:
         if self.classifier not in ("network", "oracle"):
             raise InputError(f"classifier must be 'network' or 'oracle', not {self.classifier!r}")
+        dataset = self._with_base_dataset(dataset)
         base = self._base()
         frame = surface_frame(dataset)
         runs = base_runs(dataset, base)
@@ -718,9 +753,10 @@ class ScalingSurfaces(Predictor):
         configuration itself, which is the input and not a prediction)."""
         self._check_fitted()
         surfaces, base = self.surfaces_, self._base()
+        rows = dataset.times[list(self.columns)]
+        dataset = self._with_base_dataset(dataset)
         runs = base_runs(dataset, base)
         frame = surface_frame(dataset) if self.classifier == "oracle" else None
-        rows = dataset.times[list(self.columns)]
         out = np.full((len(rows), 3), np.nan)
         wanted: dict[tuple, dict[tuple[str, int], list[int]]] = {}
         for i, row in enumerate(rows.itertuples(index=False)):
