@@ -36,7 +36,7 @@ then all); it does not notice a change of a model's code.
 The issue's target is a ``combined`` MAPE at least 20% lower than the best single
 model's; the output says whether it is met. The last line is, for the first device,
 ``zoo models: N best single: NAME X% combined: Y%`` (N: the survey's models with a
-score on the selected rows, on the common rows or on their own).
+score on the selected rows of any device run, on the common rows or on their own).
 """
 
 from __future__ import annotations
@@ -369,7 +369,9 @@ def main(argv: list[str] | None = None) -> int:
     if first is None:
         print("zoo models: 0 best single: none nan% combined: nan%")
         return 1
-    print(f"zoo models: {len(first.zoo_scored)} best single: {first.best} "
+    scored = sorted({name for r in results if r is not None for name in r.zoo_scored})
+    print(f"survey models scored on {' or '.join(devices)}: {len(scored)} ({', '.join(scored)})")
+    print(f"zoo models: {len(scored)} best single: {first.best} "
           f"{first.best_mape:.1f}% combined: {first.combined_mape:.1f}%")
     return 0
 
