@@ -447,9 +447,10 @@ def fit_surfaces(frame: pd.DataFrame, inputs: pd.DataFrame, *, base: tuple[str, 
     x_phys = (physical.reindex(index)[list(PHYSICAL)].to_numpy(dtype=float)
               if physical is not None else None)
     start = (0, SM_AXIS.index(int(base[1])))
+    fit_sets = method == "clusters" if clusters is None else clusters
     for quantity in quantities:
         _, grid = surface_grid(frame, QUANTITIES[quantity], devices)
-        if method == "clusters" if clusters is None else clusters:
+        if fit_sets:
             fitted = {name: _fit_set(v, x, n_clusters, seed, space)
                       for name, v in scaling_values(grid).items()}
             sets[quantity] = {name: s for name, s in fitted.items() if s is not None}
@@ -767,7 +768,7 @@ class ScalingSurfaces(Predictor):
         for key, targets in wanted.items():  # one surface per instance, all its targets at once
             table = self._predict_instance(surfaces, runs, frame, key, list(targets))
             if table is not None:
-                for (target, at), values in zip(targets.items(), table.to_numpy(dtype=float)):
+                for at, values in zip(targets.values(), table.to_numpy(dtype=float)):
                     out[at] = values
         return pd.DataFrame(out, columns=["time_s", "power_w", "energy_j"])
 
