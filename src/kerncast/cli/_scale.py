@@ -213,7 +213,8 @@ def scale_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Write JSON for scripts.")] = False,
 ) -> None:
     """Predict a kernel's time and power at other SM counts and devices from one base run
-    (the scaling-surfaces model: clusters of scaling values chosen by a network on counters).
+    with counters (the scaling-surfaces model: by default trees on how the base run is bound;
+    --method clusters: the published clusters of scaling values chosen by a network).
 
     Example: kerncast scale corpus:matmul_tiled --base h100:132 --to h200:64,h100:32
     """
