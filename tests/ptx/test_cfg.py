@@ -109,6 +109,25 @@ def test_cfg_is_cached_per_function():
     assert build_cfg(f) is build_cfg(f)
 
 
+def test_the_cfg_cache_lets_functions_go(monkeypatch):
+    import gc
+    import weakref
+
+    from kerncast.ptx import _cfg
+
+    monkeypatch.setattr(_cfg, "CACHE_SIZE", 4, raising=False)
+    alive = []
+    for _ in range(10):
+        f = func(IF_ELSE)
+        build_cfg(f)
+        alive.append(weakref.ref(f))
+    del f
+    gc.collect()
+    assert sum(ref() is not None for ref in alive) == 4  # the last four, no more
+    kept = alive[-1]()
+    assert kept is not None and build_cfg(kept) is build_cfg(kept)
+
+
 def test_loop_with_break():
     f = func(LOOP_WITH_BREAK)
     cfg = build_cfg(f)

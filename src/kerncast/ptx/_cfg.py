@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import weakref
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -292,14 +293,27 @@ class CFG:
                 f"{len(self.edges)} edges)")
 
 
-_CACHE: weakref.WeakKeyDictionary[Function, CFG] = weakref.WeakKeyDictionary()
+#: CFGs of the last functions analysed. Not a weak mapping: a CFG refers to its function,
+#: so a weak key would never die and every function a process parsed would stay alive.
+CACHE_SIZE = 256
+_CACHE: OrderedDict[int, tuple[Function, CFG]] = OrderedDict()
+_LOCK = threading.Lock()  # the SASS worker thread analyses too
 
 
 def build_cfg(function: Function) -> CFG:
-    """The CFG of ``function`` (cached: the same object for the same function)."""
-    cfg = _CACHE.get(function)
-    if cfg is None:
-        cfg = _CACHE[function] = CFG(function)
+    """The CFG of ``function`` (cached: the same object for the same function, among the
+    last :data:`CACHE_SIZE` functions analysed)."""
+    key = id(function)
+    with _LOCK:
+        kept = _CACHE.get(key)
+        if kept is not None and kept[0] is function:
+            _CACHE.move_to_end(key)
+            return kept[1]
+    cfg = CFG(function)
+    with _LOCK:
+        _CACHE[key] = (function, cfg)
+        while len(_CACHE) > CACHE_SIZE:
+            _CACHE.popitem(last=False)
     return cfg
 
 
