@@ -97,9 +97,9 @@ def model_for(name: str, device: str) -> Predictor:
     """``name`` as scored on ``device``'s rows: a model that predicts from a base run on
     another GPU (``scaling-surfaces``, base: the H100 at 132 SMs) reads the base runs from
     that GPU's dataset (``base_dataset``), as a user with an H100 asking about an H200."""
-    cls = predictor_class(name)
-    if "base_config_run" in cls.needs and "base_dataset" in cls().get_params():
-        base_device = str(cls().get_params()["base"]).split(":")[0]
+    params = get_predictor(name).get_params()
+    if "base_config_run" in predictor_class(name).needs and "base_dataset" in params:
+        base_device = str(params["base"]).split(":")[0]
         if get_device(base_device).key != get_device(device).key:
             return get_predictor(name, base_dataset=str(ROOT / "data" / BASE_DATASETS[base_device]))
     return get_predictor(name)
