@@ -7,7 +7,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from kerncast.sim._memory import DRAM_CHUNK, SMCaches, request_costs
+from kerncast.sim._memory import (DRAM_CHUNK, SMCaches, request_costs, static_vectors,
+                                  vector_carrier)
 from kerncast.trace import KINDS, SPACES, MemoryAccesses
 
 SECTOR = 32
@@ -185,3 +186,57 @@ def test_stores_write_through_and_drop_the_l1_copy():
     below, dram = caches.store(_line(5), 1.0)
     assert below == 4 and dram == 4  # first write of these sectors: written back once
     assert caches.store(_line(5), 1.0) == (4, 0)
+
+
+# -- shared accesses that ptxas merges into vectors -------------------------------------------
+
+def _corpus_trace(name: str):
+    from kerncast.emu import emulate_corpus
+
+    return emulate_corpus(name, "small", blocks=[0], check=False).trace
+
+
+def _shared_loads(costs: dict) -> list:
+    shared, load = SPACES.index("shared"), KINDS.index("load")
+    return [rc for rc in costs.values() if rc.space == shared and rc.kind == load]
+
+
+def test_shared_loads_ptxas_merges_are_one_request_each():
+    """The tiled multiply's 32 scalar shared loads a tile step are 20 ``LDS`` (4 of them
+    ``LDS.128``) on an H100, served in 24 wavefronts: the H100's counters for it show
+    exactly 20 shared-load instructions and 24.0 wavefronts per warp and tile step."""
+    trace = _corpus_trace("matmul_tiled")
+    vectors = static_vectors(trace, "sm_90")
+    assert vectors and all(len(group) == 4 for group in vectors)
+    scalar = _shared_loads(request_costs(trace, wpb=trace.warps_per_block))
+    merged = _shared_loads(request_costs(trace, wpb=trace.warps_per_block, vectors=vectors))
+    assert len(merged) * 32 == len(scalar) * 20
+    assert sum(rc.wavefronts for rc in merged) * 32 == sum(rc.wavefronts for rc in scalar) * 24
+
+
+def test_only_the_merges_the_sass_makes_are_kept():
+    """reduce_tree's ``s[tid]``, ``s[tid + 1]`` could be one ``LDS.64`` but ptxas leaves
+    them scalar; without a PTX target nothing is merged."""
+    from kerncast.trace import vector_groups
+
+    trace = _corpus_trace("reduce_tree")
+    assert vector_groups(trace.program)
+    assert static_vectors(trace, "sm_90") == []
+    assert static_vectors(_corpus_trace("matmul_tiled"), None) == []
+
+
+def test_a_merged_group_issues_once_holding_all_its_registers():
+    from kerncast.sim import machine_for
+    from kerncast.sim._pipeline import K_MEM, build_table
+
+    trace = _corpus_trace("matmul_tiled")
+    vectors = static_vectors(trace, "sm_90")
+    machine = machine_for("h100-sxm")
+    plain, _, _ = build_table(trace.program, machine)
+    table, _, _ = build_table(trace.program, machine, vectors)
+    for group in vectors:
+        carrier = vector_carrier(group, trace.program)
+        assert table[carrier].kind == K_MEM
+        assert set(table[carrier].dsts) == {r for pc in group for r in plain[pc].dsts}
+        assert all(table[pc].kind != K_MEM and table[pc].issue == 0 for pc in group
+                   if pc != carrier)

@@ -22,14 +22,16 @@ probability), else from DRAM.
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from kerncast.sim._sharing import pair_order
-from kerncast.trace import KINDS, LINE, SECTOR, SPACES, bank_conflicts, sector_addresses
+from kerncast._errors import ToolchainError
+from kerncast.trace import (KINDS, LINE, SECTOR, SPACES, assemble, bank_conflicts,
+                            merge_shared_vectors, printed_module, sector_addresses, vector_groups)
 
-__all__ = ["RequestCost", "SMCaches", "request_costs"]
+__all__ = ["RequestCost", "SMCaches", "request_costs", "static_vectors", "vector_carrier"]
 
 _GLOBAL, _LOCAL, _SHARED = SPACES.index("global"), SPACES.index("local"), SPACES.index("shared")
 _LOAD, _STORE, _ATOMIC = KINDS.index("load"), KINDS.index("store"), KINDS.index("atomic")
@@ -111,13 +113,67 @@ def _select(acc, table: dict[str, np.ndarray], only) -> tuple:
     return acc, table
 
 
-def request_costs(trace, *, sharing=None, wpb: int = 1, only=None) -> dict[tuple, RequestCost]:
+def vector_carrier(group: tuple[int, ...], program) -> int:
+    """The pc of a merged group that issues its vector access: the first load of a load
+    group (its registers are ready together, before any of their readers), the last
+    store of a store group (after every value it writes)."""
+    store = program.items[group[0]].instr.opcode == "st"
+    return max(group) if store else min(group)
+
+
+def static_vectors(trace, arch: str | None) -> list[tuple[int, ...]]:
+    """The groups of shared accesses that ptxas issues as one vector access: the groups
+    :func:`kerncast.trace.vector_groups` proposes that the SASS for ``arch`` holds as a
+    ``LDS.64``/``LDS.128`` (``STS``) on one of their PTX lines, and that merged in every
+    traced execution (ptxas merges statically: one SASS access wherever the group runs).
+    The tiled matrix multiply's ``ta[ty][k]``, 16 scalar loads in the PTX, are 4
+    ``LDS.128`` on an H100 (8 wavefronts a warp, where 16 scalar loads would be 16).
+    ``vector_groups`` alone also proposes groups ptxas leaves scalar (reduce_tree's
+    ``s[tid]``, ``s[tid + 1]`` pairs...): without the SASS (no PTX target, no ptxas),
+    none is merged."""
+    program = trace.program
+    groups = vector_groups(program) if program is not None and arch else []
+    if not groups:
+        return []
+    try:
+        text, line_of = printed_module(program.module)
+        code = assemble(text, arch, name=program.kernel.name)
+    except (ToolchainError, ValueError, KeyError):
+        return []
+    wide = {ins.line for function in code.functions.values() for block in function.blocks
+            for ins in block.instructions
+            if ins.base in ("LDS", "STS") and ins.opcode.endswith((".64", ".128"))}
+    lines = [{line_of.get(id(program.items[pc].instr)) for pc in g} for g in groups]
+    groups = [g for g, on in zip(groups, lines) if on & wide]
+    if not groups:
+        return []
+    acc = trace.memory.select(space="shared")
+    merged = merge_shared_vectors(acc, program, groups)
+    left = set(np.unique(merged.pc).tolist())
+    ran = set(np.unique(acc.pc).tolist())
+    return [g for g in groups if g[0] in ran and not left.intersection(g[1:])]
+
+
+def _vectorised(acc, program, vectors: list[tuple[int, ...]]):
+    """``acc`` with each group of ``vectors`` merged into one access, at its carrier's pc."""
+    acc = merge_shared_vectors(acc, program, vectors)
+    pc = acc.pc.copy()
+    for group in vectors:
+        pc[acc.pc == group[0]] = vector_carrier(group, program)
+    return replace(acc, pc=pc)
+
+
+def request_costs(trace, *, sharing=None, wpb: int = 1, only=None,
+                  vectors: list[tuple[int, ...]] = ()) -> dict[tuple, RequestCost]:
     """Every memory request of ``trace``, keyed by ``(warp, step, pc)``; with ``only`` (a
     collection of such keys), just those (a simulation that samples its streams looks
-    up a fraction of the traced requests)."""
+    up a fraction of the traced requests). The shared accesses of each group in
+    ``vectors`` (:func:`static_vectors`) are one request, at its carrier's pc."""
     acc = trace.memory
     if len(acc) == 0:
         return {}
+    if vectors:
+        acc = _vectorised(acc, trace.program, list(vectors))
     table = _request_table(acc)
     if only is not None:
         acc, table = _select(acc, table, only)

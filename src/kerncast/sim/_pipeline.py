@@ -47,7 +47,7 @@ import numpy as np
 
 from kerncast.ptx import InstrClass, read_registers, written_registers
 from kerncast.sim._machine import PIPES, Machine
-from kerncast.sim._memory import RequestCost, SMCaches
+from kerncast.sim._memory import RequestCost, SMCaches, vector_carrier
 from kerncast.trace import KINDS, SPACES
 
 __all__ = ["RoundResult", "build_table", "constant_replays", "memory_keys", "sample_streams",
@@ -172,11 +172,24 @@ def constant_replays(table: list[Op], trace) -> list[Op]:
     return out
 
 
-def build_table(program, machine: Machine) -> tuple[list[Op], int, dict[int, tuple[int, ...]]]:
+def build_table(program, machine: Machine, vectors: list[tuple[int, ...]] = ()
+                ) -> tuple[list[Op], int, dict[int, tuple[int, ...]]]:
     """One :class:`Op` per pc of the emulator's program, the register count, and the
-    issue order of every segment (see :func:`segment_orders`)."""
+    issue order of every segment (see :func:`segment_orders`). Each group of shared
+    accesses in ``vectors`` (``kerncast.sim._memory.static_vectors``) is one request,
+    as ptxas issues it: its carrier reads and writes the registers of all its members,
+    the others issue nothing on the load/store path."""
     ids: dict[str, int] = {}
     table = [_op(item, machine, ids) for item in program.items]
+    for group in vectors:
+        carrier = vector_carrier(group, program)
+        ops = [table[pc] for pc in group]
+        table[carrier] = replace(table[carrier],
+                                 srcs=tuple(dict.fromkeys(r for op in ops for r in op.srcs)),
+                                 dsts=tuple(dict.fromkeys(r for op in ops for r in op.dsts)))
+        for pc in group:
+            if pc != carrier:
+                table[pc] = Op(K_ALU, PIPES.index("ctrl"), 0.0, 0, 0.0, (), ())
     return table, len(ids), segment_orders(program, table)
 
 

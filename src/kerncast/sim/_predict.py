@@ -44,7 +44,7 @@ from kerncast.core import Kernel, Launch
 from kerncast.devices import Device, get_device, occupancy
 from kerncast.sim._inputs import data_dependent, emulation_args
 from kerncast.sim._machine import Machine, machine_for
-from kerncast.sim._memory import request_costs
+from kerncast.sim._memory import request_costs, static_vectors
 from kerncast.sim._pipeline import (DEFAULT_BUDGET, RoundResult, build_table, constant_replays,
                                     memory_keys, sample_streams, simulate_round)
 from kerncast.sim._regbanks import charge_conflicts, pc_conflicts
@@ -421,7 +421,8 @@ def predict_launch(kernel: Kernel, launch: Launch, device: str | Device, *,
                            launch.threads_per_block) if dependent else None
     if loop is not None:
         sources = _common_sources(sources, loop.rare, trace.warps_per_block)
-    table, nregs, orders = build_table(trace.program, machine)
+    vectors = static_vectors(trace, dev.ptx_target)
+    table, nregs, orders = build_table(trace.program, machine, vectors)
     wave = psat * n_sm
     sharing = wave_sharing(traces, launch.grid, probes, emulated, wave=wave, total_blocks=blocks,
                            l2_bytes=dev.memory.l2_kib * 1024)
@@ -441,9 +442,10 @@ def predict_launch(kernel: Kernel, launch: Launch, device: str | Device, *,
                               by_warp)
         needed |= tail.sample(table, max(budget * tail_per_sm // per_sm, 1))
     costs = fix_costs(request_costs(trace, sharing=sharing, wpb=trace.warps_per_block,
-                                    only=needed), fixes)
+                                    only=needed, vectors=vectors), fixes)
     # the SASS (being read on the worker thread meanwhile) changes how long instructions
-    # hold their pipes, not which are memory requests: what is above did not need it
+    # hold their pipes, not which are memory requests: above, only the shared accesses
+    # ptxas merges into vectors needed it (static_vectors waits for it where there are any)
     ratios, issue = _sass_issue(trace, dev.ptx_target, orders)
     table, banks = _charged(table, trace.program, machine, ratios, conflicts, dev.ptx_target)
     table = constant_replays(table, trace)

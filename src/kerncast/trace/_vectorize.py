@@ -99,9 +99,10 @@ def vector_groups(program) -> list[tuple[int, ...]]:
     return groups
 
 
-def merge_shared_vectors(acc: MemoryAccesses, program) -> MemoryAccesses:
-    """``acc`` with each mergeable group of shared accesses replaced by one vector access."""
-    groups = vector_groups(program)
+def merge_shared_vectors(acc: MemoryAccesses, program, groups=None) -> MemoryAccesses:
+    """``acc`` with each mergeable group of shared accesses replaced by one vector access
+    (the groups :func:`vector_groups` finds, or ``groups``)."""
+    groups = vector_groups(program) if groups is None else groups
     if not groups or len(acc) == 0:
         return acc
     bounds = np.flatnonzero(np.r_[True, acc.event[1:] != acc.event[:-1], True])
