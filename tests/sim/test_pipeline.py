@@ -332,12 +332,31 @@ def test_copies_of_one_stream_share_their_median_pace():
 
     from kerncast.sim._pipeline import _shared_paces
 
-    sim = SimpleNamespace(source=[0, 0, 0, 1, 1])
+    sim = SimpleNamespace(source=[0, 0, 0, 1, 1], warps_per_block=2, table=[])
     streams = [([0] * 100, None)] * 4 + [([0] * 50, None)]
     paces = _shared_paces(sim, {0: 10.0, 1: 12.0, 2: 60.0, 3: 11.0, 4: 40.0}, streams)
     # warps 0-2 run source 0: the one left behind by the scheduler takes the others' pace;
     # warp 3 and warp 4 run source 1 but not as far, so each keeps its own
     assert paces == {0: 12.0, 1: 12.0, 2: 12.0, 3: 11.0, 4: 40.0}
+
+
+def test_warps_of_a_block_that_meet_at_barriers_share_one_pace():
+    from types import SimpleNamespace
+
+    from kerncast.sim._pipeline import K_BAR, Op, _shared_paces
+
+    # traced warps 0, 1 are one block, 2, 3 another; warp 3's stream is shorter
+    source, streams = [0, 1, 2, 3, 0, 1], [([0] * 100, None)] * 3 + [([0] * 60, None)] * 1 \
+        + [([0] * 100, None)] * 2
+    measured = {0: 10.0, 1: 14.0, 2: 9.0, 3: 30.0, 4: 11.0, 5: 13.0}
+    free = SimpleNamespace(source=source, warps_per_block=2, table=[])
+    assert _shared_paces(free, measured, streams) == {0: 10.5, 1: 13.5, 2: 9.0, 3: 30.0,
+                                                      4: 10.5, 5: 13.5}
+    coupled = SimpleNamespace(source=source, warps_per_block=2,
+                              table=[Op(K_BAR, 0, 1.0, 1, 0.0, (), ())])
+    # block 0's four warps take one pace; warps of another block or length keep theirs
+    assert _shared_paces(coupled, measured, streams) == {0: 12.0, 1: 12.0, 2: 9.0, 3: 30.0,
+                                                         4: 12.0, 5: 12.0}
 
 
 # -- tables from real PTX ----------------------------------------------------------------

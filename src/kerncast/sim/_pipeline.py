@@ -431,6 +431,7 @@ class _Sim:
         self.dram = _Bandwidth(min(machine.dram_bytes_per_cycle() * share,
                                    machine.sm_dram_bytes_per_cycle()))
         self.l2 = _Bandwidth(min(machine.l2_bytes_per_cycle() * share, per_sm))
+        self.warps_per_block = warps_per_block
         self.block_of = [w // warps_per_block for w in range(n)]
         self.waiting: dict[int, list[tuple[int, float]]] = {}
         self.live = {}
@@ -731,12 +732,23 @@ def _shared_paces(sim: _Sim, pace: dict[int, float], streams) -> dict[int, float
     copies of one block's warp in the round's other blocks progress alike): one copy's
     pace over a short sampled span is mostly where the scheduler happened to leave it.
     arith_sfu at size large, 64 warps of 125,000 instructions sampled in windows of 117:
-    single copies' paces ranged up to five times the median."""
+    single copies' paces ranged up to five times the median.
+
+    Where the blocks meet at barriers, the warps of one traced block whose streams are
+    as long progress alike too: none gets more than a barrier's interval ahead of the
+    others, so over a long stream their paces are one. Their paces over the sampled span
+    differ only by where in a barrier's interval each warp's marks fell. The tiled matrix
+    multiply at size large (8 warps a block, barriers twice a tile step) showed warp
+    paces of 35.7 to 39.2 cycles an instruction; the slowest one's bound made the round
+    8% longer than the SM's own pace does."""
+    coupled = any(op.kind == K_BAR for op in sim.table)
     groups: dict[tuple[int, int], list[float]] = {}
+    key = {w: (sim.source[w] // sim.warps_per_block if coupled else sim.source[w],
+               len(streams[w][0])) for w in pace}
     for w, p in pace.items():
-        groups.setdefault((sim.source[w], len(streams[w][0])), []).append(p)
-    median = {key: float(np.median(values)) for key, values in groups.items()}
-    return {w: median[(sim.source[w], len(streams[w][0]))] for w in pace}
+        groups.setdefault(key[w], []).append(p)
+    median = {k: float(np.median(values)) for k, values in groups.items()}
+    return {w: median[key[w]] for w in pace}
 
 
 def _extrapolate(sim: _Sim, pace: dict[int, float], streams, cut, scale: float,
@@ -747,7 +759,7 @@ def _extrapolate(sim: _Sim, pace: dict[int, float], streams, cut, scale: float,
     quarter and three quarters of the sampled instructions), so that start-up latency
     and the drain count once; no warp finishes sooner than its own remaining
     instructions at its own steady pace allow (a long warp's dependent chain), a warp's
-    pace being the median of the warps that run the same traced stream; and no sooner
+    pace being shared with the warps that progress alike (:func:`_shared_paces`); and no sooner
     than the busiest memory path needs for all the round's bytes."""
     pace = _shared_paces(sim, pace, streams)
     done = sum(len(p) for p, _ in cut)
