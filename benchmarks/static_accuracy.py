@@ -8,8 +8,11 @@ Predicts every ``ok`` row of ``data/<device>/times`` at the whole GPU (experimen
 only (each kernel in a process of its own, its progress on stderr), and prints per
 kernel the mean absolute percentage error and the Spearman rank correlation of
 predicted and measured time across launch configurations (within each size, then the
-median over the kernel's sizes), then the same by size; the last line is ``static
-MAPE: <X>% spearman: <Y>`` (mean APE over rows, median of per-kernel Spearman).
+median over the kernel's sizes) and the top-1 regret (the measured time of the
+configuration predicted fastest over the fastest measured, per kernel and size, then
+the mean over the kernel's sizes), then the same by size; the last line is ``static
+MAPE: <X>% spearman: <Y> regret: <Z>%`` (mean APE over rows, median of per-kernel
+Spearman, mean regret over every kernel and size with two or more configurations).
 ``--calibration h100-sxm`` predicts the H200 from the H100's calibration adapted to
 the H200 spec. ``--per-kernel N`` keeps N evenly spaced configurations per kernel and
 size (a quick look; the figure to report uses all rows).
@@ -113,6 +116,20 @@ def _kernel_spearman(group: pd.DataFrame) -> float:
     return float(np.median(per_size)) if per_size else np.nan
 
 
+def _regrets(res: pd.DataFrame) -> pd.Series:
+    """Top-1 regret per (kernel, size), in percent, over the predicted configurations
+    against the fastest measured one (NaN where fewer than two were measured)."""
+    from kerncast.evaluate import top1_regret_pct
+
+    def one(g: pd.DataFrame) -> float:
+        ok = g.dropna(subset=["predicted_s"])
+        if ok.empty:
+            return np.nan
+        return top1_regret_pct(ok["time_median_s"], ok["predicted_s"], g["time_median_s"].min())
+
+    return res.groupby(["kernel", "size"]).apply(one, include_groups=False)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", default="h100")
@@ -138,16 +155,19 @@ def main() -> None:
     res["ape"] = 100 * (res["predicted_s"] - res["time_median_s"]).abs() / res["time_median_s"]
     if args.out:
         res.to_parquet(args.out, index=False)
+    regret = _regrets(res)
     table = res.groupby("kernel").apply(lambda g: pd.Series({
         "rows": len(g), "failed": int(g["predicted_s"].isna().sum()),
         "mape": g["ape"].mean(), "spearman": _kernel_spearman(g),
+        "regret_pct": regret.loc[g.name].mean(),
         "s_per_pred": g["seconds"].median()}), include_groups=False)
     pd.set_option("display.width", 160)
     print(table.round(3).to_string())
     by_size = res.groupby("size").apply(lambda g: pd.Series({
         "rows": len(g), "mape": g["ape"].mean(), "median_ape": g["ape"].median(),
         "within_25pct": 100 * (g["ape"] <= 25).mean(),
-        "spearman": np.nanmedian([_spearman(k) for _, k in g.groupby("kernel")] or [np.nan])}),
+        "spearman": np.nanmedian([_spearman(k) for _, k in g.groupby("kernel")] or [np.nan]),
+        "regret_pct": regret.xs(g.name, level="size").mean()}),
         include_groups=False)
     print(by_size.round(2).to_string())
     failed = res[res["predicted_s"].isna()]
@@ -158,7 +178,8 @@ def main() -> None:
           f"kernels {res['kernel'].nunique()}, "
           f"within 25%: {100 * (res['ape'] <= 25).mean():.1f}%, "
           f"median s/prediction {res['seconds'].median():.2f}")
-    print(f"static MAPE: {mape:.1f}% spearman: {table['spearman'].median():.2f}")
+    print(f"static MAPE: {mape:.1f}% spearman: {table['spearman'].median():.2f} "
+          f"regret: {regret.mean():.1f}%")
 
 
 if __name__ == "__main__":
