@@ -328,3 +328,51 @@ def test_a_small_histogram_is_bound_by_the_atomic_units():
     ops = few.blocks * 256  # one add per thread
     assert t_few >= ops / m.atomic_rate_over(32)
     assert t_few > 5 * predict_launch(*k.instance(many), "h100").seconds
+
+
+# -- grids whose blocks differ in work -----------------------------------------------------------
+
+def test_short_blocks_are_those_that_finish_within_the_budget():
+    from kerncast.emu import StepBudgetExceeded
+    from kerncast.sim._predict import UNEVEN_SHARE, short_blocks
+
+    budgets = []
+
+    def run(chosen, budget):
+        budgets.append(budget)
+        if chosen[0] < 50:  # the first half of the grid works, the rest exits at once
+            raise StepBudgetExceeded(f"block {chosen[0]} ran past {budget} steps")
+
+    assert short_blocks(run, 100, 1000.0) == [50, 75]
+    assert budgets == [int(UNEVEN_SHARE * 1000)] * 3
+    assert short_blocks(run, 1, 1000.0) == []  # no block but block 0 to check
+
+
+def _transpose(tmp_path, rows: int, grid_rows: int):
+    """The user kernel tile_transpose over a rows x rows matrix, ``grid_rows`` rows of
+    32 x 32 tiles launched (more than the matrix needs: the blocks past it skip their
+    loads and stores)."""
+    from pathlib import Path
+
+    from kerncast.core import load_launch_file
+
+    source = Path(__file__).resolve().parents[1] / "userkernels" / "tile_transpose.cu"
+    path = tmp_path / f"transpose_{grid_rows}.toml"
+    path.write_text(f'kernel = "tile_transpose"\nsource = "{source}"\n'
+                    f"grid = [{rows // 32}, {grid_rows}]\nblock = [32, 8]\n"
+                    f'args = ["dst=float32[{rows}, {rows}]", "src=float32[{rows}, {rows}]", '
+                    f'"rows=int32:{rows}", "cols=int32:{rows}"]\n')
+    return load_launch_file(path).launch()
+
+
+def test_blocks_launched_past_the_data_are_not_charged_as_working_ones(tmp_path, monkeypatch):
+    import kerncast.sim._predict as sim_predict
+
+    over = predict_launch(*_transpose(tmp_path, 1024, 128), H100)
+    assert over.based_on["short_blocks"] == [1024, 2048, 3072]
+    monkeypatch.setattr(sim_predict, "UNEVEN_CHECKS", 0)
+    blind = predict_launch(*_transpose(tmp_path, 1024, 128), H100)
+    assert blind.based_on["short_blocks"] == []
+    # three quarters of the grid skip their work: block 0 standing for all of it charges
+    # them as working blocks
+    assert _execute(over) < 0.8 * _execute(blind)

@@ -8,7 +8,11 @@
    block 0 along each grid dimension. A kernel whose instruction stream and addresses
    cannot depend on memory values (see :mod:`kerncast.sim._inputs`) runs the same
    instructions in every block: block 0 alone is emulated and stands for the others,
-   its global addresses moved by the block-to-block shifts the probes reveal. Only
+   its global addresses moved by the block-to-block shifts the probes reveal. Unless
+   blocks across the grid (at 1/4, 1/2, 3/4 of it) finish in half of block 0's
+   instructions (:func:`short_blocks`): a grid launched past its data, whose blocks
+   there skip their work, then traces blocks spread over the grid, as a data-dependent
+   kernel does. Only
    the values the trace depends on are computed (``emulate(..., values="needed")``).
    Meanwhile ptxas and nvdisasm give the kernel's SASS: the issue slots of each PTX
    line (:mod:`kerncast.sim._sassissue`) and its register-bank conflicts
@@ -60,6 +64,14 @@ __all__ = ["MEMORY_BUDGET", "StaticResult", "cached_program", "cached_unit", "ch
 MEMORY_BUDGET = 1_500_000   # lane accesses recorded per prediction
 DEPENDENT_BLOCKS = 8         # most blocks emulated for a data-dependent round
 PEEK_SHARE = 0.25          # the probe blocks run at most this share of their steps
+#: Blocks across the grid checked for doing far less than block 0, the share of block
+#: 0's steps within which such a block must finish to count as short, and the most steps
+#: a check may take (what it costs where every block works alike). The blocks of a grid
+#: launched past its data fail their bounds checks: a tiled transpose's run 520 steps
+#: (the loop and the barrier) where a working one runs 1,128.
+UNEVEN_CHECKS = 3
+UNEVEN_SHARE = 0.5
+UNEVEN_STEPS = 50_000
 
 
 @dataclass
@@ -345,6 +357,28 @@ def _peek_steps(result, emulated: int, probes: int) -> int:
     return max(int(PEEK_SHARE * per_block * probes), 1)
 
 
+def short_blocks(run: Callable[[list[int], int], object], blocks: int,
+                 steps_per_block: float) -> list[int]:
+    """Blocks across the grid (at 1/4, 1/2 and 3/4 of it) that finish within
+    :data:`UNEVEN_SHARE` of block 0's steps (and :data:`UNEVEN_STEPS`): the work of such a
+    grid differs from block to block even where no branch reads memory (the blocks past
+    the data skip it). ``run(blocks, step_budget)`` emulates blocks and raises
+    ``StepBudgetExceeded`` when they take longer, so a check costs at most that budget."""
+    from kerncast.emu import StepBudgetExceeded  # noqa: PLC0415 (on use: the emulator)
+
+    checks = sorted({round(blocks * (i + 1) / (UNEVEN_CHECKS + 1))
+                     for i in range(UNEVEN_CHECKS)} - {0, blocks})
+    budget = max(min(int(UNEVEN_SHARE * steps_per_block), UNEVEN_STEPS), 1)
+    short = []
+    for b in checks:
+        try:
+            run([b], budget)
+        except StepBudgetExceeded:
+            continue
+        short.append(b)
+    return short
+
+
 def _quiet(step: str) -> None:
     """No progress report."""
 
@@ -406,6 +440,23 @@ def predict_launch(kernel: Kernel, launch: Launch, device: str | Device, *,
                      registers=res.registers, memory_budget=MEMORY_BUDGET,
                      inplace=True, exact=False, values="needed", constants=launch.constants,
                      labels=list(launch.names))
+    uneven = [] if dependent or blocks < 2 else short_blocks(
+        lambda chosen, budget: emulate(module, launch, values, chosen, entry=compiled.entry,
+                                       registers=res.registers, trace=False, inplace=True,
+                                       exact=False, values="needed", constants=launch.constants,
+                                       labels=list(launch.names), step_budget=budget),
+        blocks, result.steps / len(emulated))
+    if uneven:
+        # blocks that exit early stand for part of the grid: trace blocks spread over it,
+        # as for a kernel whose work depends on its data
+        progress(f"blocks {', '.join(map(str, uneven))} finish early: emulating blocks "
+                 "spread over the grid")
+        stands, sources = choose_blocks(blocks, per_sm, n_sm, True)
+        emulated = sorted(set(sources) | {0})
+        result = emulate(module, launch, values, emulated, entry=compiled.entry,
+                         registers=res.registers, memory_budget=MEMORY_BUDGET,
+                         inplace=True, exact=False, values="needed", constants=launch.constants,
+                         labels=list(launch.names))
     trace = result.trace
     # the probes only show how addresses move from block to block: their first accesses
     traces = [trace]
@@ -473,7 +524,8 @@ def predict_launch(kernel: Kernel, launch: Launch, device: str | Device, *,
         "sm_count": n_sm, "blocks": blocks, "waves": waves + (1 if rest else 0),
         "round_blocks": per_sm, "round_warps": len(rnd.streams), "round_cycles": full.cycles,
         "round_instructions": full.instructions, "extrapolated": full.scale,
-        "emulated_blocks": len(emulated) + len(probes), "data_dependent": dependent, "inputs": inputs,
+        "emulated_blocks": len(emulated) + len(probes), "data_dependent": dependent,
+        "short_blocks": uneven, "inputs": inputs,
         "l2_sharing": {"affine_instances": sharing.affine, "instances": sharing.instances,
                        "wave_footprint_bytes": sharing.wave_footprint_bytes,
                        "scope": sharing.scope},
