@@ -5,6 +5,8 @@ intervals ``kerncast predict`` gives beside a static prediction.
     python tools/static_intervals.py st.parquet --device h100 \
         --out src/kerncast/models/trained/static-errors-h100.json
 
+(``--per-kernel 0`` on both for every row: about an hour on two cores.)
+
 For each bottleneck the static model names (and for all launches together): the 10th,
 50th and 90th percentiles of measured / predicted time over the launches it predicted,
 how many launches and kernels they are. Each kernel weighs the same (its launches are
@@ -47,6 +49,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("results", type=Path, help="benchmarks/static_accuracy.py --out")
     parser.add_argument("--device", required=True)
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--per-kernel", type=int, default=3,
+                        help="the --per-kernel the results were predicted with (0: every row); "
+                             "recorded in the output")
     args = parser.parse_args(argv)
     rows = pd.read_parquet(args.results)
     rows = rows[np.isfinite(rows["predicted_s"]) & (rows["predicted_s"] > 0)
@@ -61,8 +66,9 @@ def main(argv: list[str] | None = None) -> int:
     record = {"device": args.device, "dataset": f"data/{args.device}",
               "measured_at": time.strftime("%Y-%m-%d"),
               "command": f"python benchmarks/static_accuracy.py --device {args.device} "
-                         f"--per-kernel 3 --out RESULTS && python tools/static_intervals.py "
-                         f"RESULTS --device {args.device} --out {args.out.name}",
+                         + (f"--per-kernel {args.per_kernel} " if args.per_kernel else "")
+                         + f"--out RESULTS && python tools/static_intervals.py RESULTS --device "
+                         f"{args.device} --per-kernel {args.per_kernel} --out {args.out.name}",
               "by_bottleneck": table}
     tmp = args.out.with_name(f".{args.out.name}.part")
     tmp.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
