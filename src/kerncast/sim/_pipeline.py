@@ -22,8 +22,9 @@ Event-driven, as the static-analysis seed's pipeline, extended for Hopper-class 
   such branches and hoists the guarded loads, for warps that run every region;
 * memory requests go through the SM's load/store path (one cycle per 128-byte line,
   one per shared-memory wavefront; the shared accesses that ptxas merges into one
-  ``LDS.64``/``LDS.128`` (``_memory.static_vectors``) are one request; a store that writes part of one sector in each of
-  four or more lines, as a naive transpose's column does, holds it for its sectors at
+  ``LDS.64``/``LDS.128`` (``_memory.static_vectors``) are one request; a store that
+  writes part of one sector in each of four or more lines, as a naive transpose's
+  column does, holds it for its sectors at
   the calibrated scattered-store rate, about 0.21 sectors a cycle on an H100) and then
   to the L1, the L2 or DRAM (see
   ``_memory``): their latency is the calibrated hit latency of the farthest level

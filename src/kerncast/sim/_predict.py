@@ -363,8 +363,10 @@ def short_blocks(run: Callable[[list[int], int], object], blocks: int,
     :data:`UNEVEN_SHARE` of block 0's steps (and :data:`UNEVEN_STEPS`): the work of such a
     grid differs from block to block even where no branch reads memory (the blocks past
     the data skip it). ``run(blocks, step_budget)`` emulates blocks and raises
-    ``StepBudgetExceeded`` when they take longer, so a check costs at most that budget."""
-    from kerncast.emu import StepBudgetExceeded  # noqa: PLC0415 (on use: the emulator)
+    ``StepBudgetExceeded`` when they take longer, so a check costs at most that budget.
+    A block whose emulation fails otherwise (a fault past the buffers) is not counted:
+    the prediction rests on the blocks it traces, and the check only looks for short ones."""
+    from kerncast.emu import EmulationError  # noqa: PLC0415 (on use: the emulator)
 
     checks = sorted({round(blocks * (i + 1) / (UNEVEN_CHECKS + 1))
                      for i in range(UNEVEN_CHECKS)} - {0, blocks})
@@ -373,7 +375,7 @@ def short_blocks(run: Callable[[list[int], int], object], blocks: int,
     for b in checks:
         try:
             run([b], budget)
-        except StepBudgetExceeded:
+        except EmulationError:  # StepBudgetExceeded: not short; or it failed otherwise
             continue
         short.append(b)
     return short
