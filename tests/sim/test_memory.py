@@ -206,10 +206,10 @@ def test_shared_loads_ptxas_merges_are_one_request_each():
     ``LDS.128``) on an H100, served in 24 wavefronts: the H100's counters for it show
     exactly 20 shared-load instructions and 24.0 wavefronts per warp and tile step."""
     trace = _corpus_trace("matmul_tiled")
-    vectors = static_vectors(trace, "sm_90")
+    vectors, accesses = static_vectors(trace, "sm_90")
     assert vectors and all(len(group) == 4 for group in vectors)
     scalar = _shared_loads(request_costs(trace, wpb=trace.warps_per_block))
-    merged = _shared_loads(request_costs(trace, wpb=trace.warps_per_block, vectors=vectors))
+    merged = _shared_loads(request_costs(trace, wpb=trace.warps_per_block, accesses=accesses))
     assert len(merged) * 32 == len(scalar) * 20
     assert sum(rc.wavefronts for rc in merged) * 32 == sum(rc.wavefronts for rc in scalar) * 24
 
@@ -221,8 +221,8 @@ def test_only_the_merges_the_sass_makes_are_kept():
 
     trace = _corpus_trace("reduce_tree")
     assert vector_groups(trace.program)
-    assert static_vectors(trace, "sm_90") == []
-    assert static_vectors(_corpus_trace("matmul_tiled"), None) == []
+    assert static_vectors(trace, "sm_90")[0] == []
+    assert static_vectors(_corpus_trace("matmul_tiled"), None)[0] == []
 
 
 def test_a_merged_group_issues_once_holding_all_its_registers():
@@ -230,7 +230,7 @@ def test_a_merged_group_issues_once_holding_all_its_registers():
     from kerncast.sim._pipeline import K_MEM, build_table
 
     trace = _corpus_trace("matmul_tiled")
-    vectors = static_vectors(trace, "sm_90")
+    vectors, _ = static_vectors(trace, "sm_90")
     machine = machine_for("h100-sxm")
     plain, _, _ = build_table(trace.program, machine)
     table, _, _ = build_table(trace.program, machine, vectors)

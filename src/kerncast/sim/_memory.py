@@ -28,8 +28,9 @@ import numpy as np
 
 from kerncast.sim._sharing import pair_order
 from kerncast._errors import ToolchainError
-from kerncast.trace import (KINDS, LINE, SECTOR, SPACES, assemble, bank_conflicts,
-                            merge_shared_vectors, printed_module, sector_addresses, vector_groups)
+from kerncast.trace import (KINDS, LINE, SECTOR, SPACES, MemoryAccesses, assemble,
+                            bank_conflicts, merge_shared_vectors, printed_module,
+                            sector_addresses, vector_groups)
 
 __all__ = ["RequestCost", "SMCaches", "request_costs", "static_vectors", "vector_carrier"]
 
@@ -121,42 +122,46 @@ def vector_carrier(group: tuple[int, ...], program) -> int:
     return max(group) if store else min(group)
 
 
-def static_vectors(trace, arch: str | None) -> list[tuple[int, ...]]:
-    """The groups of shared accesses that ptxas issues as one vector access: the groups
-    :func:`kerncast.trace.vector_groups` proposes that the SASS for ``arch`` holds as a
-    ``LDS.64``/``LDS.128`` (``STS``) on one of their PTX lines, and that merged in every
-    traced execution (ptxas merges statically: one SASS access wherever the group runs).
-    The tiled matrix multiply's ``ta[ty][k]``, 16 scalar loads in the PTX, are 4
-    ``LDS.128`` on an H100 (8 wavefronts a warp, where 16 scalar loads would be 16).
-    ``vector_groups`` alone also proposes groups ptxas leaves scalar (reduce_tree's
-    ``s[tid]``, ``s[tid + 1]`` pairs...): without the SASS (no PTX target, no ptxas),
-    none is merged."""
-    program = trace.program
+def static_vectors(trace, arch: str | None) -> tuple[list[tuple[int, ...]], MemoryAccesses]:
+    """The groups of shared accesses that ptxas issues as one vector access, and the
+    trace's accesses with each merged into one, at its carrier's pc (the trace's own
+    accesses where there is none).
+
+    The groups are those :func:`kerncast.trace.vector_groups` proposes that the SASS for
+    ``arch`` holds as a ``LDS.64``/``LDS.128`` (``STS``) on one of their PTX lines, and
+    that merged in every traced execution (ptxas merges statically: one SASS access
+    wherever the group runs). The tiled matrix multiply's ``ta[ty][k]``, 16 scalar loads
+    in the PTX, are 4 ``LDS.128`` on an H100 (8 wavefronts a warp, where 16 scalar loads
+    would be 16). ``vector_groups`` alone also proposes groups ptxas leaves scalar
+    (reduce_tree's ``s[tid]``, ``s[tid + 1]`` pairs...): without the SASS (no PTX target,
+    no ptxas), none is merged."""
+    program, acc = trace.program, trace.memory
     groups = vector_groups(program) if program is not None and arch else []
+    if groups:
+        try:
+            text, line_of = printed_module(program.module)
+            code = assemble(text, arch, name=program.kernel.name)
+        except (ToolchainError, ValueError, KeyError):
+            return [], acc
+        wide = {ins.line for function in code.functions.values() for block in function.blocks
+                for ins in block.instructions
+                if ins.base in ("LDS", "STS") and ins.opcode.endswith((".64", ".128"))}
+        lines = [{line_of.get(id(program.items[pc].instr)) for pc in g} for g in groups]
+        groups = [g for g, on in zip(groups, lines) if on & wide]
     if not groups:
-        return []
-    try:
-        text, line_of = printed_module(program.module)
-        code = assemble(text, arch, name=program.kernel.name)
-    except (ToolchainError, ValueError, KeyError):
-        return []
-    wide = {ins.line for function in code.functions.values() for block in function.blocks
-            for ins in block.instructions
-            if ins.base in ("LDS", "STS") and ins.opcode.endswith((".64", ".128"))}
-    lines = [{line_of.get(id(program.items[pc].instr)) for pc in g} for g in groups]
-    groups = [g for g, on in zip(groups, lines) if on & wide]
-    if not groups:
-        return []
-    acc = trace.memory.select(space="shared")
+        return [], acc
     merged = merge_shared_vectors(acc, program, groups)
-    left = set(np.unique(merged.pc).tolist())
-    ran = set(np.unique(acc.pc).tolist())
-    return [g for g in groups if g[0] in ran and not left.intersection(g[1:])]
+    shared = acc.space == _SHARED
+    left = set(np.unique(merged.pc[merged.space == _SHARED]).tolist())
+    ran = set(np.unique(acc.pc[shared]).tolist())
+    kept = [g for g in groups if g[0] in ran and not left.intersection(g[1:])]
+    if len(kept) < len(groups):  # a group that merged in some executions only
+        merged = merge_shared_vectors(acc, program, kept) if kept else acc
+    return kept, _at_carriers(merged, program, kept)
 
 
-def _vectorised(acc, program, vectors: list[tuple[int, ...]]):
-    """``acc`` with each group of ``vectors`` merged into one access, at its carrier's pc."""
-    acc = merge_shared_vectors(acc, program, vectors)
+def _at_carriers(acc: MemoryAccesses, program, vectors: list[tuple[int, ...]]) -> MemoryAccesses:
+    """``acc`` (its groups merged) with each group's access moved to its carrier's pc."""
     pc = acc.pc.copy()
     for group in vectors:
         pc[acc.pc == group[0]] = vector_carrier(group, program)
@@ -164,16 +169,14 @@ def _vectorised(acc, program, vectors: list[tuple[int, ...]]):
 
 
 def request_costs(trace, *, sharing=None, wpb: int = 1, only=None,
-                  vectors: list[tuple[int, ...]] = ()) -> dict[tuple, RequestCost]:
+                  accesses: MemoryAccesses | None = None) -> dict[tuple, RequestCost]:
     """Every memory request of ``trace``, keyed by ``(warp, step, pc)``; with ``only`` (a
     collection of such keys), just those (a simulation that samples its streams looks
-    up a fraction of the traced requests). The shared accesses of each group in
-    ``vectors`` (:func:`static_vectors`) are one request, at its carrier's pc."""
-    acc = trace.memory
+    up a fraction of the traced requests). ``accesses`` replaces the trace's own: those
+    :func:`static_vectors` gives, its groups of shared accesses merged."""
+    acc = trace.memory if accesses is None else accesses
     if len(acc) == 0:
         return {}
-    if vectors:
-        acc = _vectorised(acc, trace.program, list(vectors))
     table = _request_table(acc)
     if only is not None:
         acc, table = _select(acc, table, only)

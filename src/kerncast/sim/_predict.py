@@ -474,7 +474,7 @@ def predict_launch(kernel: Kernel, launch: Launch, device: str | Device, *,
                            launch.threads_per_block) if dependent else None
     if loop is not None:
         sources = _common_sources(sources, loop.rare, trace.warps_per_block)
-    vectors = static_vectors(trace, dev.ptx_target)
+    vectors, accesses = static_vectors(trace, dev.ptx_target)
     table, nregs, orders = build_table(trace.program, machine, vectors)
     wave = psat * n_sm
     sharing = wave_sharing(traces, launch.grid, probes, emulated, wave=wave, total_blocks=blocks,
@@ -495,7 +495,7 @@ def predict_launch(kernel: Kernel, launch: Launch, device: str | Device, *,
                               by_warp)
         needed |= tail.sample(table, max(budget * tail_per_sm // per_sm, 1))
     costs = fix_costs(request_costs(trace, sharing=sharing, wpb=trace.warps_per_block,
-                                    only=needed, vectors=vectors), fixes)
+                                    only=needed, accesses=accesses), fixes)
     # the SASS (being read on the worker thread meanwhile) changes how long instructions
     # hold their pipes, not which are memory requests: above, only the shared accesses
     # ptxas merges into vectors needed it (static_vectors waits for it where there are any)
