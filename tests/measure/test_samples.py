@@ -113,15 +113,23 @@ def test_chosen_samples_are_the_only_ones_run():
 
     def choose(rungs, time):
         seen["rungs"] = rungs
-        seen["t"] = time(1, "cold"), time(len(rungs) - 1, "warm")
+        full = [r["k"] for r in rungs].index(0)
+        seen["t"] = time(1, "cold"), time(full, "warm")
+        seen["full"] = full
 
     rows = measure_samples(backend, kernel, config, policy=QUICK, choose=choose)
     assert [(r["k"], r["l2_state"]) for r in rows] == [(2, "cold"), (0, "warm")]
     assert {r["status"] for r in rows} == {"ok"}
     # the ladder runs to the last rung short of the full grid (not to 5%), then the grid
-    assert seen["rungs"][-1]["blocks_launched"] == config.blocks
-    assert seen["rungs"][-2]["blocks_launched"] < config.blocks <= 2 * seen["rungs"][-2]["blocks_launched"]
-    assert rows[0]["time_median_s"] == seen["t"][0]
+    ladder, full = seen["rungs"][:seen["full"]], seen["rungs"][seen["full"]]
+    assert full["blocks_launched"] == config.blocks
+    assert ladder[-1]["blocks_launched"] < config.blocks <= 2 * ladder[-1]["blocks_launched"]
+    assert rows[0]["time_median_s"] == seen["t"][0]["time_median_s"]
+    # then each rung of the ladder again, from the middle of the grid
+    middles = seen["rungs"][seen["full"] + 1:]
+    assert [m["blocks_launched"] for m in middles] == [r["blocks_launched"] for r in ladder]
+    assert [m["first_block"] for m in middles] == [
+        min(config.blocks // 2, config.blocks - m["blocks_launched"]) for m in middles]
 
 
 def test_the_full_grid_is_one_cold_row():
@@ -180,7 +188,10 @@ def test_paid_samples_alone_stop_where_the_ladder_stops():
     backend = PaidFake(sm_count=8, times=[20e-6], behaviours={"matmul_naive": "unwritten"})
     rows = measure_paid(backend, kernel, config, policy=QUICK)
     assert {r["l2_state"] for r in rows} == {"paid"}
-    assert sorted(r["k"] for r in rows) == [1, 2, 3, 4, 5, 10, 20, 40]
+    assert sorted(r["k"] for r in rows if r["first_block"] == 0) == [1, 2, 3, 4, 5, 10, 20, 40]
+    # and the second rung from the middle of the grid
+    assert [(r["k"], r["first_block"]) for r in rows if r["first_block"]] == \
+        [(2, config.blocks // 2)]
     assert "flush" not in backend.events
 
 
@@ -200,3 +211,40 @@ def test_a_failed_paid_ladder_is_still_the_paid_ladders_row():
     rows = measure_paid(PaidFake(behaviours={"matmul_tiled": "compile_error"}), kernel,
                         kernel.launch("small"), policy=QUICK)
     assert [(r["status"], r["l2_state"]) for r in rows] == [("compile_failed", "paid")]
+
+
+MARK = """__kernel void mark(__global int* seen, __global int* groups) {
+  if (get_local_id(0) == 0) {
+    seen[get_group_id(0)] += 1;
+    groups[get_group_id(0)] = get_num_groups(0);
+  }
+}"""
+
+
+@pytest.mark.toolchain
+def test_a_sample_from_the_middle_runs_its_blocks_and_sees_the_whole_grid(pocl):
+    import numpy as np
+
+    import kerncast
+    from kerncast.measure._job import user_job
+    from kerncast.measure._samples import _Offsets, middle_rung, time_rung
+    from kerncast.measure._session import LaunchSession
+
+    kernel = kerncast.Kernel.of("mark", MARK, language="opencl")
+    launch = kerncast.Launch(64, 4, args=(kerncast.Array("int32", 64), kerncast.Array("int32", 64)),
+                             names=("seen", "groups"))
+    rung = {"k": 2, "psat": 1, "blocks_requested": 8, "blocks_launched": 8,
+            "grid_fraction": 8 / 64, "sample_grid_x": 8, "sample_grid_y": 1,
+            "sample_grid_z": 1, "first_block": 0}
+    middle = middle_rung(launch, rung)
+    assert middle["first_block"] == 32
+    with LaunchSession(pocl, user_job(kernel, launch)) as session:
+        offsets = _Offsets.of(session)
+        row = time_rung(session, launch, middle, "warm", QUICK, offsets)
+        got = pocl.download(session.dev, {n: np.zeros(64, np.int32) for n in ("seen", "groups")})
+    assert row["first_block"] == 32 and row["time_median_s"] > 0
+    # every timed launch starts from the buffers as they were: the last one wrote once
+    assert np.flatnonzero(got["seen"]).tolist() == list(range(32, 40))
+    assert set(got["seen"][32:40]) == {1}
+    assert set(got["groups"][32:40]) == {64}  # the whole grid's size, not the sample's
+    assert pocl.global_offset is None  # put back for the launches that follow

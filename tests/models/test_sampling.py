@@ -311,3 +311,79 @@ def test_live_samples_are_paid_where_the_backend_can_time_the_write_back():
     calls.clear()
     Sampling(budget=0.0).explain_live(ladder, 16 * wave, measure, ("warm", "cold"))
     assert calls == [(2, "cold"), (3, "cold"), (0, "cold")]
+
+
+def _with(rows: Dataset, **columns) -> Dataset:
+    """``rows`` with extra sample columns (each a list, row by row)."""
+    return Dataset(times=rows.times, samples=rows.samples.assign(**columns))
+
+
+def test_a_line_the_samples_noise_leaves_wide_is_measured_whole():
+    wave = 8 * 132
+    # a short launch: waves 2 and 3 a microsecond apart, each timed to +-0.15 us, so the
+    # line's 95% interval at the whole grid (60 waves) is about +-12%
+    pts = [(2, 2 * wave, 6.4e-6, "cold"), (3, 3 * wave, 7.55e-6, "cold"),
+           (0, 60 * wave, 75.2e-6, "cold")]
+    base = _dataset(pts, blocks=60 * wave)
+    noisy = _with(base, time_ci_low_s=[6.25e-6, 7.4e-6, 75e-6],
+                  time_ci_high_s=[6.55e-6, 7.7e-6, 75.4e-6])
+    got = Sampling().fit(noisy).explain(noisy)[0]
+    assert got.seconds == pytest.approx(75.2e-6)
+    assert "timing noise leaves the line" in got.based_on["method"]
+    # without intervals, or with a tolerance wide enough, the line stands
+    for data, model in ((base, Sampling()), (noisy, Sampling(tolerance=0.5))):
+        kept = model.fit(data).explain(data)[0]
+        assert kept.based_on["method"] == "linear extrapolation of sampled waves"
+
+
+def test_noise_of_the_prediction_is_the_points_half_widths_carried_by_the_line():
+    x, t = np.array([100.0, 200.0]), np.array([2e-6, 3e-6])
+    fit = fit_samples(x, t, blocks=1000, psat=1, n_sm=100, tail=False,
+                      half=np.array([0.1e-6, 0.1e-6]))
+    # value at 1000 = t1 + 9 (t2 - t1): weights -8 and 9 on the points
+    assert fit.seconds == pytest.approx(11e-6)
+    assert fit.noise == pytest.approx(np.hypot(8, 9) * 0.1e-6 / 11e-6)
+
+
+def _middle_dataset(middle_s: float) -> Dataset:
+    wave = 4 * 132
+    pts = [(k, k * wave, 4e-6 + 10e-6 * k, "cold") for k in (2, 3, 4, 5, 10, 20)]
+    pts += [(2, 2 * wave, middle_s, "cold"), (0, 200 * wave, 1.0e-3, "cold")]
+    data = _dataset(pts, blocks=200 * wave)
+    return _with(data, first_block=[0] * 6 + [100 * wave, 0])
+
+
+def test_blocks_from_the_middle_that_take_less_time_send_the_launch_to_be_measured_whole():
+    # over-launched: the middle of the grid holds blocks that skip the work
+    data = _middle_dataset(middle_s=5e-6)
+    got = Sampling().fit(data).explain(data)[0]
+    assert got.seconds == pytest.approx(1.0e-3)
+    assert "middle of the grid took -79%" in got.based_on["method"]
+    assert got.based_on["sampled_prediction_s"] == pytest.approx(4e-6 + 10e-6 * 200, rel=1e-6)
+
+
+def test_a_middle_sample_like_the_first_leaves_the_line_and_is_counted():
+    data = _middle_dataset(middle_s=24.5e-6)
+    got = Sampling(budget=0.01).fit(data).explain(data)[0]
+    assert got.seconds == pytest.approx(4e-6 + 10e-6 * 200, rel=1e-6)
+    assert got.based_on["method"] == "linear extrapolation of sampled waves"
+    # the two first rungs and the middle one
+    assert got.based_on["sample_seconds"] == pytest.approx(24e-6 + 34e-6 + 24.5e-6)
+    # seed-linear as published never reads the middle sample
+    seed = SeedLinear(l2_state="cold").fit(data).predict(data)[0]
+    assert seed == pytest.approx(4e-6 + 10e-6 * 200, rel=1e-6)
+
+
+def test_live_rows_carry_their_intervals_to_the_line():
+    wave = 8 * 132
+    times = {2: 6.4e-6, 3: 7.55e-6, 0: 75.2e-6}
+    ladder = pd.DataFrame([{"k": k, "psat": 8, "sm_count": 132,
+                            "blocks_launched": (k or 60) * wave} for k in times])
+
+    def measure(i, state):
+        t = list(times.values())[i]
+        return {"time_median_s": t, "time_ci_low_s": t - 0.15e-6, "time_ci_high_s": t + 0.15e-6}
+
+    got = Sampling().explain_live(ladder, 60 * wave, measure, ("warm", "cold"))
+    assert got.seconds == pytest.approx(75.2e-6)
+    assert "timing noise" in got.based_on["method"]

@@ -161,6 +161,8 @@ SAMPLES = KEY + LAUNCH + RESOURCES + OUTCOME + STATS + [
     _c("sample_grid_x", "int", "sampled grid, x"),
     _c("sample_grid_y", "int", "sampled grid, y"),
     _c("sample_grid_z", "int", "sampled grid, z"),
+    _c("first_block", "int", "the sample's first block (x fastest): 0 for the ladder, which runs "
+       "from the grid's start; more for the same sample run from the middle of the grid"),
     _c("l2_state", "str", "warm (repeated launches), cold (L2 flushed before each launch) or "
        "paid (a reading flush before, the write-back of the launch's stores timed with it)"),
 ] + PROVENANCE

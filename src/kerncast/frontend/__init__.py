@@ -17,6 +17,13 @@ from kerncast.frontend._arch import DEFAULT_ARCH, resolve_arch
 from kerncast.frontend._build import build
 from kerncast.frontend._cache import cache_root
 from kerncast.frontend._compile import compile, define_flags
+from kerncast.frontend._offset import (
+    OFFSET_PARAMS,
+    offset_kernel,
+    offset_launch,
+    offset_ptx,
+    opencl_prelude,
+)
 from kerncast.frontend._ptxas import Resources, parse_cubin_constants, parse_verbose
 from kerncast.frontend._ptxscan import LaunchBounds, Param, base_name, scan_entries
 from kerncast.frontend._toolchain import (
@@ -37,6 +44,7 @@ __all__ = [
     "NO_CLANG",
     "NO_CUDA",
     "NO_PTXAS",
+    "OFFSET_PARAMS",
     "Kernel",
     "LaunchBounds",
     "Param",
@@ -52,6 +60,10 @@ __all__ = [
     "find_nvcc",
     "find_nvrtc",
     "find_ptxas",
+    "offset_kernel",
+    "offset_launch",
+    "offset_ptx",
+    "opencl_prelude",
     "parse_cubin_constants",
     "parse_verbose",
     "resolve_arch",

@@ -8,7 +8,13 @@ launch's blocks or takes 200 µs (on a 132-SM GPU a few waves take 5-20 µs, too
 to the launch floor to extrapolate from). On a CPU device (PoCL), whose launch floor is
 50-100 µs, the time bound is also at least 20 times the first sample. Multi-dimensional
 grids are cut into whole rows of blocks: ``grid_y' = ceil(K / grid_x)`` with the same
-``grid_x`` (and whole x-y planes for 3-D grids). Every sample is timed with each L2 state
+``grid_x`` (and whole x-y planes for 3-D grids). On the CUDA and OpenCL backends a sample
+runs the kernel with block offsets (:func:`kerncast.frontend.offset_kernel`): its blocks
+read the whole grid's size, so a grid-stride loop does the share of the work it does in
+the whole launch, where a smaller grid would hand each block more of it. The sample of
+the ladder's second rung (the first where the ladder has one rung) is also run from the
+middle of the grid (``first_block`` > 0, :func:`middle_rung`), so that a sampler can see
+whether the blocks there do the work of the first ones. Every sample is timed with each L2 state
 the backend has: ``warm`` (repeated launches), ``cold`` (a kernel writing twice the L2's
 size runs before each launch, outside the timed interval, with the busy-wait kernel
 between) and, on the CUDA backends, ``paid`` (a flush that only reads before the launch,
@@ -33,9 +39,11 @@ import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import numpy as np
+
 from kerncast._errors import InputError
 from kerncast.core import Launch
-from kerncast.measure._backend import Backend, LaunchError
+from kerncast.measure._backend import Backend, CompileError, LaunchError
 from kerncast.measure._job import as_job
 from kerncast.measure._prep import Prepared
 from kerncast.measure._provenance import NullMonitor, row_provenance, static_provenance
@@ -43,9 +51,11 @@ from kerncast.measure._run import failure_row, launch_columns
 from kerncast.measure._session import Failure, LaunchSession
 from kerncast.measure._timing import TimingPolicy, time_repeatedly
 from kerncast.devices import occupancy
+from kerncast.frontend import OFFSET_PARAMS, offset_kernel, offset_launch
 
 __all__ = ["SAMPLE_MAX_FRACTION", "SAMPLE_MAX_SECONDS", "full_grid_columns", "measure_full",
-           "measure_paid", "measure_samples", "multipliers", "resident_blocks", "sampled_grid"]
+           "measure_paid", "measure_samples", "middle_rung", "multipliers", "resident_blocks",
+           "sampled_grid"]
 
 SAMPLE_MAX_FRACTION = 0.05
 SAMPLE_MAX_SECONDS = 200e-6
@@ -99,8 +109,27 @@ def ladder(config: Launch, psat: int, sm_count: int) -> list[dict]:
             rungs.append({"k": k, "psat": psat, "blocks_requested": wanted,
                           "blocks_launched": launched, "grid_fraction": launched / config.blocks,
                           "sample_grid_x": grid[0], "sample_grid_y": grid[1],
-                          "sample_grid_z": grid[2]})
+                          "sample_grid_z": grid[2], "first_block": 0})
         previous = grid
+
+
+def middle_rung(config: Launch, rung: dict) -> dict | None:
+    """``rung``'s sample moved to the middle of the grid: its first block halfway along the
+    dimension it cuts (or as far as the sample still fits), or None where it cuts none."""
+    grid = (list(config.grid) + [1, 1, 1])[:3]
+    sample = [rung["sample_grid_x"], rung["sample_grid_y"], rung["sample_grid_z"]]
+    for axis in (2, 1, 0):
+        if sample[axis] < grid[axis]:
+            first = [0, 0, 0]
+            first[axis] = min(grid[axis] // 2, grid[axis] - sample[axis])
+            return {**rung, "first_block": first[0] + grid[0] * (first[1] + grid[1] * first[2])}
+    return None
+
+
+def _first(config: Launch, first_block: int) -> tuple[int, int, int]:
+    """The block index (x, y, z) of the linear block number ``first_block``."""
+    gx, gy, _ = (list(config.grid) + [1, 1, 1])[:3]
+    return first_block % gx, first_block // gx % gy, first_block // (gx * gy)
 
 
 def _full_rung(config: Launch, psat: int) -> dict:
@@ -109,13 +138,66 @@ def _full_rung(config: Launch, psat: int) -> dict:
     return rung
 
 
+class _Offsets:
+    """The kernel built with block offsets for a session's backend (CUDA or OpenCL), and
+    the launch of one sample through it; None where the backend runs neither."""
+
+    def __init__(self, session: LaunchSession):
+        self.session, backend = session, session.backend
+        self.cuda = backend.language == "cuda"
+        kernel = offset_kernel(session.job.kernel, session.launch, backend.language,
+                               backend.device_key or "h100")
+        try:
+            self.compiled = backend.compile(kernel)
+        except CompileError as exc:
+            raise Failure("compile_failed", f"the kernel with block offsets: {exc}") from None
+
+    @classmethod
+    def of(cls, session: LaunchSession) -> _Offsets | None:
+        """The offsets of ``session``, or None where its backend or kernel cannot take
+        them (a device function that reads the block index): its samples then run on a
+        smaller grid, as before offsets."""
+        if session.backend.language not in ("cuda", "opencl"):
+            return None
+        if session.backend.language == "opencl" and session.job.kernel.language != "opencl":
+            return None
+        try:
+            return cls(session)
+        except InputError:
+            return None
+
+    def launch(self, grid: tuple[int, int, int], first_block: int) -> Launch:
+        """The sample's launch (the offsets in the session's arguments, or the backend's
+        global work offset)."""
+        config = self.session.launch
+        first = _first(config, first_block)
+        launch = offset_launch(config, first, grid, self.cuda)
+        if self.cuda:
+            for name, arg in zip(OFFSET_PARAMS, launch.args[-len(OFFSET_PARAMS):]):
+                self.session.dev[name] = np.uint32(arg.value)
+        else:
+            self.session.backend.global_offset = tuple(
+                f * b for f, b in zip(first, (list(config.block) + [1, 1, 1])[:3]))
+        return launch
+
+    def done(self) -> None:
+        if not self.cuda:
+            self.session.backend.global_offset = None
+
+
 def time_rung(session: LaunchSession, config: Launch, rung: dict, state: str,
-              policy: TimingPolicy) -> dict:
+              policy: TimingPolicy, offsets: _Offsets | None = None) -> dict:
     """One sample timed with a ``warm``, ``cold`` or ``paid`` L2: the rung's columns and
-    timing."""
+    timing. A sample of part of the grid runs through ``offsets`` where there are any."""
     backend = session.backend
     grid = (rung["sample_grid_x"], rung["sample_grid_y"], rung["sample_grid_z"])
-    sample = dataclasses.replace(session.launch, grid=grid)
+    compiled, sample = session.compiled, dataclasses.replace(session.launch, grid=grid)
+    part = offsets is not None and rung["grid_fraction"] < 1
+    if part:
+        compiled, sample = offsets.compiled, offsets.launch(grid, int(rung.get("first_block", 0)))
+    elif rung.get("first_block", 0):
+        raise InputError("a sample away from the grid's start needs block offsets: a CUDA or "
+                         "OpenCL backend")
     timer = backend.time_paid if state == "paid" else backend.time_launch
 
     def before() -> None:
@@ -123,37 +205,49 @@ def time_rung(session: LaunchSession, config: Launch, rung: dict, state: str,
         if state != "warm":
             backend.flush_l2(writes=state == "cold")
 
-    stats = time_repeatedly(lambda i: timer(session.compiled, sample, session.dev, before), policy)
+    try:
+        stats = time_repeatedly(lambda i: timer(compiled, sample, session.dev, before), policy)
+    finally:
+        if part:
+            offsets.done()
     return {**rung, "l2_state": state, **stats.columns()}
 
 
 def _sample_rows(session: LaunchSession, config: Launch, psat: int,
-                 policy: TimingPolicy, states: tuple[str, ...]) -> Iterator[dict]:
+                 policy: TimingPolicy, states: tuple[str, ...],
+                 offsets: _Offsets | None = None) -> Iterator[dict]:
     """The ladder's samples timed in each of ``states``, up to the rung where the first
-    state's time (or the share of the grid) says the samples are long enough."""
+    state's time (or the share of the grid) says the samples are long enough; then,
+    with ``offsets``, the second rung (or the only one) from the middle of the grid."""
     backend, bound = session.backend, SAMPLE_MAX_SECONDS
-    for rung in ladder(config, psat, backend.sm_count):
-        timed = [time_rung(session, config, rung, state, policy) for state in states]
+    rungs = ladder(config, psat, backend.sm_count)
+    for rung in rungs:
+        timed = [time_rung(session, config, rung, state, policy, offsets) for state in states]
         first = timed[0]["time_median_s"]
         if rung["k"] == 1 and _on_cpu(backend):
             bound = max(SAMPLE_MAX_SECONDS, CPU_FLOOR_MULTIPLE * first)
         yield from timed
         if rung["k"] >= 5 and (rung["grid_fraction"] >= SAMPLE_MAX_FRACTION or first >= bound):
-            return
+            break
+    middle = None if offsets is None or not rungs else middle_rung(config, rungs[min(1, len(rungs) - 1)])
+    if middle is not None:
+        yield from (time_rung(session, config, middle, state, policy, offsets) for state in states)
 
 
 def measure_samples(backend: Backend, kernel: Any, config: Any = None, *,
                     prepared: Prepared | None = None, policy: TimingPolicy | None = None,
                     seed: int = 0, monitor: Any = None, prep_dir: str | None = None,
-                    choose: Callable[[list[dict], Callable[[int, str], float]], Any] | None = None,
+                    choose: Callable[[list[dict], Callable[[int, str], dict]], Any] | None = None,
                     states: tuple[str, ...] | None = None) -> list[dict]:
     """Sampled runs of one launch configuration: ``samples`` rows (a failure is one row).
 
     Without ``choose`` every sample of the ladder runs in each of ``states`` (by default
-    every L2 state the backend has). With it, only
-    those it asks for: ``choose(rungs, time)`` gets the ladder (a dict per sample, then
-    the full grid with ``k`` 0) and ``time(i, l2_state)``, which runs rung ``i`` and
-    returns its median seconds; what ``choose`` returns is dropped. ``kernel`` is a
+    every L2 state the backend has), then the middle one. With it, only
+    those it asks for: ``choose(rungs, time)`` gets the ladder (a dict per sample), the
+    full grid (``k`` 0), then, on a backend with block offsets, each sample of the ladder
+    moved to the middle of the grid (``first_block`` > 0), and ``time(i, l2_state)``, which
+    runs rung ``i`` and returns its row (``time_median_s`` and the 95% interval of that
+    median, ``time_ci_low_s`` and ``time_ci_high_s``); what ``choose`` returns is dropped. ``kernel`` is a
     :class:`~kerncast.measure.Job`, or a corpus kernel at ``config``."""
     job = as_job(kernel, config, backend.language)
     config = job.launch
@@ -168,28 +262,35 @@ def measure_samples(backend: Backend, kernel: Any, config: Any = None, *,
                            prep_dir=prep_dir) as session:
             base.update(session.resources)
             psat = resident_blocks(backend, config, session.resources)
+            offsets = _Offsets.of(session)
             if choose is None:
                 for sample in _sample_rows(session, config, psat, policy,
-                                           states or backend.l2_states):
+                                           states or backend.l2_states, offsets):
                     rows.append({**base, **sample, "status": "ok", "error": ""})
             else:
-                rungs = ladder(config, psat, backend.sm_count) + [_full_rung(config, psat)]
+                rungs = ladder(config, psat, backend.sm_count)
+                middle = [] if offsets is None else [
+                    m for m in (middle_rung(config, r) for r in rungs) if m is not None]
+                rungs = rungs + [_full_rung(config, psat)] + middle
 
-                def timed(i: int, state: str) -> float:
-                    rows.append({**base, **time_rung(session, config, rungs[i], state, policy),
+                def timed(i: int, state: str) -> dict:
+                    rows.append({**base, **time_rung(session, config, rungs[i], state, policy,
+                                                     offsets),
                                  "status": "ok", "error": ""})
-                    return float(rows[-1]["time_median_s"])
+                    return rows[-1]
 
                 choose(rungs, timed)
     except Failure as exc:
         rows = [failure_row({**base, "k": 0, "psat": 0, "blocks_requested": 0,
                              "blocks_launched": 0, "grid_fraction": 0.0, "sample_grid_x": 0,
-                             "sample_grid_y": 0, "sample_grid_z": 0, "l2_state": ""},
+                             "sample_grid_y": 0, "sample_grid_z": 0, "first_block": 0,
+                             "l2_state": ""},
                             exc.status, exc.error)]
     except LaunchError as exc:
         rows.append(failure_row({**base, "k": -1, "psat": 0, "blocks_requested": 0,
                                  "blocks_launched": 0, "grid_fraction": 0.0, "sample_grid_x": 0,
-                                 "sample_grid_y": 0, "sample_grid_z": 0, "l2_state": ""},
+                                 "sample_grid_y": 0, "sample_grid_z": 0, "first_block": 0,
+                                 "l2_state": ""},
                                 "launch_failed", str(exc)))
     prov = row_provenance(static, before, monitor.clocks(), seed)
     for row in rows:
@@ -217,8 +318,8 @@ def measure_paid(backend: Backend, kernel: Any, config: Any = None,
     return rows
 
 
-def _time_full_grid(rungs: list[dict], time: Callable[[int, str], float]) -> None:
-    time(len(rungs) - 1, "cold")
+def _time_full_grid(rungs: list[dict], time: Callable[[int, str], Any]) -> None:
+    time(next(i for i, r in enumerate(rungs) if r["k"] == 0), "cold")
 
 
 def full_grid_columns(config: Any) -> dict:
@@ -227,7 +328,7 @@ def full_grid_columns(config: Any) -> dict:
     gx, gy, gz = (list(config.grid) + [1, 1, 1])[:3]
     return {"k": 0, "blocks_requested": config.blocks, "blocks_launched": config.blocks,
             "grid_fraction": 1.0, "sample_grid_x": gx, "sample_grid_y": gy, "sample_grid_z": gz,
-            "l2_state": "cold"}
+            "first_block": 0, "l2_state": "cold"}
 
 
 def measure_full(backend: Backend, kernel: Any, config: Any = None,

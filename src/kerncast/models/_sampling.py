@@ -52,6 +52,8 @@ SHORT_GRID_SHARE = 0.5
 #: spmv_csr_vector on the H100: 71 us of intercept from waves 2 and 3, 50 us from
 #: waves 5 and 10, and 38% -> 2% error.
 FRONT_BUDGET = 0.5
+#: The columns of a sample's 95% interval of its median time (a dataset's, or a live run's).
+CI_COLUMNS = ("time_ci_low_s", "time_ci_high_s")
 
 
 def sample_groups(dataset: Dataset, l2_state: str) -> dict[tuple, pd.DataFrame]:
@@ -64,6 +66,28 @@ def sample_groups(dataset: Dataset, l2_state: str) -> dict[tuple, pd.DataFrame]:
     cols = [c for c in JOIN if c in s.columns]
     return {key: grp.sort_values("blocks_launched").reset_index(drop=True)
             for key, grp in s.groupby(cols, sort=False)}
+
+
+def _ladder(group: pd.DataFrame) -> pd.DataFrame:
+    """The samples from the grid's start (and the whole grid)."""
+    if "first_block" not in group.columns:
+        return group
+    return group[group["first_block"].fillna(0) == 0]
+
+
+def _middles(group: pd.DataFrame) -> pd.DataFrame:
+    """The samples run from the middle of the grid, smallest first."""
+    if "first_block" not in group.columns:
+        return group.head(0)
+    return group[group["first_block"].fillna(0) > 0].sort_values("blocks_launched")
+
+
+def _half(frame: pd.DataFrame) -> np.ndarray | None:
+    """Half the width of each sample's 95% interval (None where the rows have none)."""
+    if not all(c in frame.columns for c in CI_COLUMNS):
+        return None
+    low, high = (frame[c].to_numpy(float) for c in CI_COLUMNS)
+    return np.nan_to_num((high - low) / 2, nan=0.0)
 
 
 def _key(row: pd.Series, cols: list[str]) -> tuple:
@@ -83,6 +107,16 @@ class SampleFit:
     uneven: bool
     sample_seconds: float
     front_loaded: bool = False
+    #: half the width of the prediction's 95% interval from the samples' timing noise, as a
+    #: share of the prediction (0 where the samples have no interval)
+    noise: float = 0.0
+    #: that interval is wider than the sampler's tolerance
+    imprecise: bool = False
+    #: a sample from the middle of the grid against as many blocks from its start
+    #: (its time over theirs, less 1; NaN where none was run), and whether they differ by
+    #: more than the tolerance and their timing noise
+    across: float = float("nan")
+    uneven_grid: bool = False
     #: the sampled prediction that a direct measurement replaced, and why
     replaced_seconds: float | None = None
     replaced_because: str = ""
@@ -95,6 +129,7 @@ def _measured(frame: pd.DataFrame) -> pd.DataFrame:
 
 def _direct(group: pd.DataFrame, blocks: int, fill=_measured) -> SampleFit | None:
     """The launch's whole grid, measured (None where no sample holds it)."""
+    group = _ladder(group)
     whole = group[group["blocks_launched"] >= blocks]
     if not len(whole):
         return None
@@ -111,15 +146,26 @@ def _distrusted(fit: SampleFit) -> str:
     if fit.front_loaded:
         return ("most of the sampled time is a fixed cost the blocks do not explain: the first "
                 "blocks hold more work than the rest, so sampling may not be trusted")
+    if fit.uneven_grid:
+        return (f"blocks from the middle of the grid took {100 * fit.across:+.0f}% of the time of "
+                "as many from its start: the work differs across the grid, so sampling may not "
+                "be trusted")
+    if fit.imprecise:
+        return (f"the samples' timing noise leaves the line \u00b1{100 * fit.noise:.0f}% at the "
+                "whole grid: samples that fit the budget are too short to predict it, so "
+                "sampling may not be trusted")
     return ""
 
 
 def fit_samples(x: np.ndarray, t: np.ndarray, blocks: float, psat: int, n_sm: int,
-                tail: bool = True) -> SampleFit:
+                tail: bool = True, half: np.ndarray | None = None) -> SampleFit:
     """Least-squares line t = a + b·x through the points, evaluated at ``blocks``.
 
     With ``tail``, a partial last wave is charged by the blocks its busiest SM holds:
-    ``ceil(rest / n_sm)`` of the ``psat`` a full wave puts on each SM.
+    ``ceil(rest / n_sm)`` of the ``psat`` a full wave puts on each SM. ``half``, the half
+    widths of the points' 95% intervals, gives the prediction's own (``noise``): the
+    line's value is a weighted sum of the points, and its interval the root of the sum of
+    their weighted squared half widths.
     """
     x, t = np.asarray(x, float), np.asarray(t, float)
     design = np.column_stack([np.ones_like(x), x])
@@ -139,7 +185,17 @@ def fit_samples(x: np.ndarray, t: np.ndarray, blocks: float, psat: int, n_sm: in
     seconds = a + b * effective
     front = a > FRONT_SHARE * float(t.max()) and a > FRONT_FLOOR_S
     return SampleFit(seconds, a, b, len(x), stderr, False, bool(uneven), float(t.sum()),
-                     bool(front))
+                     bool(front), noise=_noise(design, effective, half) / max(seconds, 1e-12))
+
+
+def _noise(design: np.ndarray, at: float, half: np.ndarray | None) -> float:
+    """Half the width of the 95% interval of the least-squares line's value at ``at`` from
+    the points' half widths ``half`` (0 where there are none)."""
+    if half is None:
+        return 0.0
+    half = np.nan_to_num(np.asarray(half, float), nan=0.0)
+    weights = np.array([1.0, at]) @ np.linalg.pinv(design)
+    return float(np.sqrt(np.sum((weights * half) ** 2)))
 
 
 class _SamplingBase(Predictor):
@@ -184,17 +240,29 @@ class _SamplingBase(Predictor):
                      l2_states: tuple[str, ...] = ("warm", "cold")) -> Prediction:
         """Predict one launch from samples run on demand: ``ladder`` has a row per sample
         the launch allows, smallest first, then its full grid (``k``, ``psat``,
-        ``sm_count``, ``blocks_launched``), and ``measure(i, l2_state)`` runs row ``i``
-        and returns its median seconds (``l2_states``: those the backend has). Only the
-        samples this model takes are run; the full grid, where it is run, is run cold."""
+        ``sm_count``, ``blocks_launched``; samples from the middle of the grid, with
+        ``first_block`` > 0, may follow), and ``measure(i, l2_state)`` runs row ``i`` and
+        returns its median seconds, or its row with the median's 95% interval
+        (``l2_states``: those the backend has). Only the samples this model takes are
+        run; the full grid, where it is run, is run cold."""
         frame = ladder.reset_index(drop=True).assign(
-            rung=lambda f: np.arange(len(f)), time_median_s=np.nan)
+            rung=lambda f: np.arange(len(f)), time_median_s=np.nan,
+            **{c: np.nan for c in CI_COLUMNS})
         state = self._live_state(l2_states)
 
+        def timed(rung: int, k: int) -> tuple[float, float, float]:
+            got = measure(rung, "cold" if k == 0 else state)
+            if isinstance(got, dict):
+                return tuple(float(got.get(c, np.nan))
+                             for c in ("time_median_s", *CI_COLUMNS))  # type: ignore[return-value]
+            return float(got), np.nan, np.nan
+
         def fill(part: pd.DataFrame) -> pd.DataFrame:
-            return part.assign(time_median_s=[
-                t if np.isfinite(t) else measure(int(r), "cold" if k == 0 else state)
-                for r, k, t in zip(part["rung"], part["k"], part["time_median_s"])])
+            done = [(t, lo, hi) if np.isfinite(t) else timed(int(r), int(k))
+                    for r, k, t, lo, hi in zip(part["rung"], part["k"], part["time_median_s"],
+                                               *(part[c] for c in CI_COLUMNS))]
+            columns = ("time_median_s", *CI_COLUMNS)
+            return part.assign(**{c: [d[i] for d in done] for i, c in enumerate(columns)})
 
         return self._explain_one(self._settled(frame, blocks, fill))
 
@@ -269,6 +337,7 @@ class SeedLinear(_SamplingBase):
         return self.l2_state
 
     def _fit_one(self, group: pd.DataFrame, blocks: int, fill=_measured) -> SampleFit | None:
+        group = _ladder(group)
         if int(group["blocks_launched"].iloc[0]) >= blocks:
             return _direct(group, blocks, fill)
         picks = [group[(group["k"] == k) & (group["blocks_launched"] < blocks)].head(1)
@@ -304,13 +373,14 @@ class Sampling(_SamplingBase):
 
     def __init__(self, *, l2_state: str = "auto", min_seconds: float = 20e-6,
                  budget: float = 0.1, tail: bool = True, first_wave: bool = False,
-                 fallback: bool = True):
+                 fallback: bool = True, tolerance: float = 0.05):
         self.l2_state = l2_state
         self.min_seconds = min_seconds
         self.budget = budget
         self.tail = tail
         self.first_wave = first_wave
         self.fallback = fallback
+        self.tolerance = tolerance
 
     def _l2_state(self) -> str:
         return "cold" if self.l2_state == "auto" else self.l2_state
@@ -334,13 +404,15 @@ class Sampling(_SamplingBase):
         return out
 
     def _fit_one(self, group: pd.DataFrame, blocks: int, fill=_measured) -> SampleFit | None:
-        partial = group[group["blocks_launched"] < blocks]
+        ladder = _ladder(group)
+        partial = ladder[ladder["blocks_launched"] < blocks]
         if len(partial) < 2:
-            return _direct(group, blocks, fill) or (
+            return _direct(ladder, blocks, fill) or (
                 self._line(fill(partial), blocks) if len(partial) else None)
-        return self._walk(partial.reset_index(drop=True), blocks, fill)
+        return self._walk(partial.reset_index(drop=True), blocks, fill, _middles(group))
 
-    def _walk(self, points: pd.DataFrame, blocks: int, fill=_measured) -> SampleFit:
+    def _walk(self, points: pd.DataFrame, blocks: int, fill=_measured,
+              middles: pd.DataFrame | None = None) -> SampleFit:
         """Take the two smallest rungs of the ladder of samples, then jump: the largest
         rung that, with its partner at about half its blocks, the budget still pays for
         (costs as the current line predicts them; ``budget`` is a share of the predicted
@@ -366,9 +438,15 @@ class Sampling(_SamplingBase):
         t = points["time_median_s"].to_numpy(float).copy()
 
         def have(idx: list[int]) -> pd.DataFrame:  # the samples idx, timed
+            nonlocal points
             need = [i for i in idx if not np.isfinite(t[i])]
             if need:
-                t[need] = fill(points.iloc[need])["time_median_s"].to_numpy(float)
+                got = fill(points.iloc[need])
+                t[need] = got["time_median_s"].to_numpy(float)
+                kept = [c for c in CI_COLUMNS if c in got.columns]
+                if kept:
+                    points = points.copy()
+                    points.loc[points.index[need], kept] = got[kept].to_numpy(float)
             return points.iloc[idx].assign(time_median_s=t[idx])
 
         taken = [0, 1]
@@ -381,10 +459,40 @@ class Sampling(_SamplingBase):
             taken = sorted(set(taken) | set(pair))
             fit = self._line(have(list(pair)), blocks)
         spread = self._line(self._past_floor(have(taken)), blocks)
+        across, differs, extra = self._across(points, x, taken, have, middles, fill)
         # the full grid holds every sampled block: it takes at least the longest sample
         seconds = max(fit.seconds, float(t[taken].max()))
-        return replace(fit, seconds=seconds, sample_seconds=float(t[taken].sum()),
-                       points=len(taken), stderr=spread.stderr, uneven=spread.uneven)
+        return replace(fit, seconds=seconds, sample_seconds=float(t[taken].sum()) + extra,
+                       points=len(taken), stderr=spread.stderr, uneven=spread.uneven,
+                       imprecise=fit.noise > self.tolerance, across=across,
+                       uneven_grid=differs)
+
+    def _across(self, points: pd.DataFrame, x: np.ndarray, taken: list[int], have,
+                middles: pd.DataFrame | None, fill) -> tuple[float, bool, float]:
+        """A sample from the middle of the grid against as many blocks from its start:
+        (its time over theirs less 1, whether they differ by more than the tolerance and
+        their timing noise, the seconds of the samples this ran that the walk had not).
+        The sample is the middle one of the walk's first rung where there is one (else the
+        smallest middle one of a rung of the ladder); without any, NaN and False."""
+        if middles is None or not len(middles):
+            return float("nan"), False, 0.0
+        sizes = set(x[taken[:1]]) | set(x)
+        usable = middles[middles["blocks_launched"].isin(sizes)]
+        if not len(usable):
+            return float("nan"), False, 0.0
+        first = usable[usable["blocks_launched"] == x[taken[0]]]
+        middle = (first if len(first) else usable).head(1)
+        start = int(np.flatnonzero(x == float(middle["blocks_launched"].iloc[0]))[0])
+        extra = 0.0
+        if start not in taken:
+            extra += float(have([start])["time_median_s"].iloc[0])
+        pair = pd.concat([have([start]), fill(middle)])
+        extra += float(pair["time_median_s"].iloc[1])
+        t_start, t_middle = pair["time_median_s"].to_numpy(float)
+        half = _half(pair)
+        noise = 0.0 if half is None else float(half.sum())
+        differs = abs(t_middle - t_start) > self.tolerance * t_start + noise
+        return t_middle / t_start - 1, bool(differs), extra
 
     def _jump(self, x: np.ndarray, spent: float, taken: list[int], fit: SampleFit,
               budget: float | None = None) -> tuple[int, int] | None:
@@ -408,4 +516,4 @@ class Sampling(_SamplingBase):
     def _line(self, points: pd.DataFrame, blocks: int) -> SampleFit:
         return fit_samples(points["blocks_launched"].to_numpy(), points["time_median_s"].to_numpy(),
                            blocks, int(points["psat"].iloc[0]), int(points["sm_count"].iloc[0]),
-                           tail=self.tail)
+                           tail=self.tail, half=_half(points))

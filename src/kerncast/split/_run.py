@@ -40,7 +40,7 @@ grid is divided so that every device finishes at the same time. Here:
    the kernel cannot be split), and compared with the whole grid run on the first
    device alone.
 
-A device runs a slice through a block offset (:mod:`kerncast.split._offset`): CUDA
+A device runs a slice through a block offset (:mod:`kerncast.frontend`'s offsets): CUDA
 devices run the kernel's PTX rewritten to read ``%ctaid`` plus an offset parameter,
 OpenCL devices the OpenCL C source with a prelude and a global work offset.
 
@@ -60,14 +60,14 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from kerncast._errors import InputError
-from kerncast.core import Kernel, Launch, Scalar
-from kerncast.split._offset import OFFSET_PARAMS, offset_ptx, opencl_prelude
+from kerncast.core import Kernel, Launch
+from kerncast.frontend import OFFSET_PARAMS, offset_kernel, offset_launch
 from kerncast.split._plan import Line, balanced_shares, fit_line, proportional_shares
 from kerncast.devices import get_device
 
@@ -184,16 +184,13 @@ class _Device:
         grid[self.axis] = count
         offset = [0, 0, 0]
         offset[self.axis] = first
+        launch = offset_launch(self.launch, tuple(offset), tuple(grid), self.cuda)
         if not self.cuda:
             self.backend.global_offset = tuple(o * b for o, b in zip(offset, self.launch.block))
-            return self.launch.with_grid(tuple(grid))
-        values = [*offset, *self.launch.grid]
-        for name, value in zip(OFFSET_PARAMS, values):
-            self.dev[name] = np.uint32(value)
-        return replace(self.launch.with_grid(tuple(grid)),
-                       args=(*self.launch.args,
-                             *(Scalar(v, np.dtype(np.uint32)) for v in values)),
-                       names=(*self.launch.names, *OFFSET_PARAMS))
+            return launch
+        for name, arg in zip(OFFSET_PARAMS, launch.args[-len(OFFSET_PARAMS):]):
+            self.dev[name] = np.uint32(arg.value)
+        return launch
 
     def time(self, first: int, count: int, repeats: int = 1) -> float:
         """Seconds of slices ``[first, first + count)`` by the device's timer (the median
@@ -260,19 +257,11 @@ def _backend(spec: str):
 def _sliced_kernel(kernel: Kernel, launch: Launch, backend) -> Kernel:
     """The kernel as ``backend`` runs a slice of ``launch``: PTX with block offsets for a
     CUDA backend, OpenCL C with the prelude for an OpenCL one."""
-    if backend.language == "cuda":
-        from kerncast.frontend import build  # noqa: PLC0415 (on use: the compiler)
-
-        tu = build(kernel, backend.device_key or "h100")
-        entry = tu.kernel(kernel.name).entry
-        return Kernel(entry, text=offset_ptx(tu.ptx, entry), language="ptx")
-    if kernel.language != "opencl":
+    if backend.language != "cuda" and kernel.language != "opencl":
         raise InputError(f"{backend.name} runs OpenCL C and {kernel.name} is {kernel.language}; "
                          "split it across CUDA devices (cupy, cupy:1), or give its OpenCL "
                          "version")
-    dirs = (*kernel.include_dirs, *((kernel.path.parent,) if kernel.path else ()))
-    return replace(kernel, text=opencl_prelude(launch.grid) + kernel.source, path=None,
-                   include_dirs=dirs)
+    return offset_kernel(kernel, launch, backend.language, backend.device_key or "h100")
 
 
 def _refuse_atomics(kernel: Kernel) -> None:

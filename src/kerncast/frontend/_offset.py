@@ -1,5 +1,11 @@
 """A kernel that runs a slice of its grid: block offsets for PTX and OpenCL C.
 
+:func:`offset_kernel` and :func:`offset_launch` give a backend the kernel and the launch
+of such a slice: ``kerncast.split`` runs each device's share through them, and the
+sampled runs of ``kerncast.measure`` run their samples through them, so that a sample's
+blocks see the whole grid's size (a grid-stride loop does its share of the work, not
+all of it).
+
 A device that takes blocks ``[offset, offset + count)`` of a launch along one grid
 dimension launches a grid of ``count`` blocks there; the kernel must still see the block
 indices and grid size of the whole launch.
@@ -19,11 +25,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
+
 from kerncast._errors import InputError
+from kerncast.core import Kernel, Launch, Scalar
 from kerncast.ptx import (Address, Function, Instruction, Module, Param, Reg, RegisterDecl,
                           SpecialReg, Symbol, parse, to_ptx)
 
-__all__ = ["OFFSET_PARAMS", "offset_ptx", "opencl_prelude"]
+__all__ = ["OFFSET_PARAMS", "offset_kernel", "offset_launch", "offset_ptx", "opencl_prelude"]
 
 AXES = ("x", "y", "z")
 #: The parameters :func:`offset_ptx` appends, in order.
@@ -108,3 +117,35 @@ def opencl_prelude(grid: tuple[int, int, int]) -> str:
         f"#define get_global_size(d) ({groups} * get_local_size(d))",
         "",
     ])
+
+
+def offset_kernel(kernel: Kernel, launch: Launch, language: str, arch: str) -> Kernel:
+    """The kernel as a backend of ``language`` (``cuda`` or ``opencl``) runs a slice of
+    ``launch``: PTX with block offsets, compiled for ``arch``, or OpenCL C with the
+    prelude."""
+    if language == "cuda":
+        from kerncast.frontend._build import build  # noqa: PLC0415 (cycle: _build's compiler)
+
+        tu = build(kernel, arch)
+        entry = tu.kernel(kernel.name).entry
+        return Kernel(entry, text=offset_ptx(tu.ptx, entry), language="ptx")
+    if kernel.language != "opencl":
+        raise InputError(f"an OpenCL device runs OpenCL C and {kernel.name} is {kernel.language}; "
+                         "run it on a CUDA device (cupy), or give its OpenCL version")
+    dirs = (*kernel.include_dirs, *((kernel.path.parent,) if kernel.path else ()))
+    return replace(kernel, text=opencl_prelude(launch.grid) + kernel.source, path=None,
+                   include_dirs=dirs)
+
+
+def offset_launch(launch: Launch, first: tuple[int, int, int], grid: tuple[int, int, int],
+                  cuda: bool) -> Launch:
+    """The launch of the blocks ``first`` to ``first + grid`` (per dimension) of ``launch``
+    through :func:`offset_kernel`: for CUDA the offset and the whole grid's size follow
+    the kernel's own arguments; an OpenCL launch passes ``first`` times the block as its
+    global work offset instead (the caller's backend does)."""
+    sliced = launch.with_grid(tuple(grid))
+    if not cuda:
+        return sliced
+    values = [*first, *(list(launch.grid) + [1, 1, 1])[:3]]
+    return replace(sliced, args=(*launch.args, *(Scalar(v, np.dtype(np.uint32)) for v in values)),
+                   names=(*launch.names, *OFFSET_PARAMS))
