@@ -66,3 +66,13 @@ def test_rows_are_checked_before_they_are_written(tmp_path, times_rows):
     with pytest.raises(InputError, match="column 'status' holds 'great'"):
         write_part(tmp_path, "times", [{**times_rows[0], "status": "great"}])
     assert not list(tmp_path.rglob("*.parquet"))
+
+
+def test_a_sample_from_the_middle_is_a_row_of_its_own():
+    from kerncast.data._dataset import dedupe
+
+    key = {"kernel": "k", "language": "cuda", "size": "large", "config": "default",
+           "device": "h200", "sm_count": 132, "k": 2, "l2_state": "cold", "status": "ok"}
+    frame = pd.DataFrame([{**key, "first_block": 0, "time_median_s": 1e-5},
+                          {**key, "first_block": 2048, "time_median_s": 4e-6}])
+    assert sorted(dedupe("samples", frame)["first_block"]) == [0, 2048]

@@ -203,7 +203,7 @@ _TABLES = {"times": TIMES, "samples": SAMPLES, "counters": COUNTERS, "energy": E
 _KEY_NAMES = [c.name for c in KEY]
 TABLE_KEYS = {
     "times": _KEY_NAMES,
-    "samples": [*_KEY_NAMES, "k", "l2_state"],
+    "samples": [*_KEY_NAMES, "k", "first_block", "l2_state"],
     "counters": [*_KEY_NAMES, "sample_k"],
     "energy": _KEY_NAMES,
     "cpu": _KEY_NAMES,
