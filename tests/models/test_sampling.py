@@ -348,9 +348,11 @@ def test_noise_of_the_prediction_is_the_points_half_widths_carried_by_the_line()
 def _middle_dataset(middle_s: float) -> Dataset:
     wave = 4 * 132
     pts = [(k, k * wave, 4e-6 + 10e-6 * k, "cold") for k in (2, 3, 4, 5, 10, 20)]
-    pts += [(2, 2 * wave, middle_s, "cold"), (0, 200 * wave, 1.0e-3, "cold")]
+    pts += [(0, 200 * wave, 1.0e-3, "cold")]
+    # the comparison is warm: two waves from the start, and as many from the middle
+    pts += [(2, 2 * wave, 23.8e-6, "warm"), (2, 2 * wave, middle_s, "warm")]
     data = _dataset(pts, blocks=200 * wave)
-    return _with(data, first_block=[0] * 6 + [100 * wave, 0])
+    return _with(data, first_block=[0] * 8 + [100 * wave])
 
 
 def test_blocks_from_the_middle_that_take_less_time_send_the_launch_to_be_measured_whole():
@@ -359,6 +361,9 @@ def test_blocks_from_the_middle_that_take_less_time_send_the_launch_to_be_measur
     got = Sampling().fit(data).explain(data)[0]
     assert got.seconds == pytest.approx(1.0e-3)
     assert "middle of the grid took -79%" in got.based_on["method"]
+    # a sampler of cold samples reads the same warm pair
+    assert Sampling(l2_state="cold").fit(data).explain(data)[0].seconds == \
+        pytest.approx(1.0e-3)
     assert got.based_on["sampled_prediction_s"] == pytest.approx(4e-6 + 10e-6 * 200, rel=1e-6)
 
 
@@ -367,8 +372,8 @@ def test_a_middle_sample_like_the_first_leaves_the_line_and_is_counted():
     got = Sampling(budget=0.01).fit(data).explain(data)[0]
     assert got.seconds == pytest.approx(4e-6 + 10e-6 * 200, rel=1e-6)
     assert got.based_on["method"] == "linear extrapolation of sampled waves"
-    # the two first rungs and the middle one
-    assert got.based_on["sample_seconds"] == pytest.approx(24e-6 + 34e-6 + 24.5e-6)
+    # the two first rungs, and the warm pair from the start and the middle
+    assert got.based_on["sample_seconds"] == pytest.approx(24e-6 + 34e-6 + 23.8e-6 + 24.5e-6)
     # seed-linear as published never reads the middle sample
     seed = SeedLinear(l2_state="cold").fit(data).predict(data)[0]
     assert seed == pytest.approx(4e-6 + 10e-6 * 200, rel=1e-6)
@@ -387,3 +392,38 @@ def test_live_rows_carry_their_intervals_to_the_line():
     got = Sampling().explain_live(ladder, 60 * wave, measure, ("warm", "cold"))
     assert got.seconds == pytest.approx(75.2e-6)
     assert "timing noise" in got.based_on["method"]
+
+
+def test_live_the_middle_and_its_twin_from_the_start_are_timed_warm():
+    wave = 4 * 132
+    rows = [{"k": k, "psat": 4, "sm_count": 132, "blocks_launched": k * wave, "first_block": 0}
+            for k in (2, 3, 4, 5, 10, 20)]
+    rows += [{"k": 0, "psat": 4, "sm_count": 132, "blocks_launched": 200 * wave,
+              "first_block": 0},
+             {"k": 2, "psat": 4, "sm_count": 132, "blocks_launched": 2 * wave,
+              "first_block": 100 * wave}]
+    ladder = pd.DataFrame(rows)
+    calls = []
+
+    def measure(i, state):
+        calls.append((i, state))
+        if i == 6:
+            return 1.0e-3
+        return 5e-6 if i == 7 else 4e-6 + 10e-6 * ladder["k"][i]
+
+    got = Sampling(budget=0.01).explain_live(ladder, 200 * wave, measure, ("warm", "cold", "paid"))
+    assert calls == [(0, "paid"), (1, "paid"), (0, "warm"), (7, "warm"), (6, "cold")]
+    assert got.seconds == pytest.approx(1.0e-3)
+    assert "middle of the grid" in got.based_on["method"]
+
+
+def test_a_line_flat_at_the_launch_floor_still_climbs_within_the_budget():
+    wave = 8 * 132
+    # two and three waves at the launch floor, the later one a little faster (noise): the
+    # line through them falls, and a budget on it would climb no further
+    times = {2: 5.0e-6, 3: 4.9e-6, 5: 6.5e-6, 10: 12e-6, 20: 20e-6, 40: 36e-6, 80: 68e-6}
+    pts = [(k, k * wave, t, "cold") for k, t in times.items()]
+    data = _dataset(pts, blocks=1240 * wave)  # about 1 ms
+    got = Sampling(tolerance=np.inf).fit(data).explain(data)[0]
+    assert got.based_on["points"] > 2
+    assert got.seconds == pytest.approx(4e-6 + 0.8e-6 * 1240, rel=0.05)

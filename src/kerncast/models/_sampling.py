@@ -69,17 +69,39 @@ def sample_groups(dataset: Dataset, l2_state: str) -> dict[tuple, pd.DataFrame]:
 
 
 def _ladder(group: pd.DataFrame) -> pd.DataFrame:
-    """The samples from the grid's start (and the whole grid)."""
-    if "first_block" not in group.columns:
-        return group
-    return group[group["first_block"].fillna(0) == 0]
+    """The samples from the grid's start (and the whole grid) that a line goes through."""
+    keep = pd.Series(True, index=group.index)
+    if "first_block" in group.columns:
+        keep &= group["first_block"].fillna(0) == 0
+    if "check" in group.columns:
+        keep &= ~group["check"].fillna(False).astype(bool)
+    return group[keep]
 
 
-def _middles(group: pd.DataFrame) -> pd.DataFrame:
-    """The samples run from the middle of the grid, smallest first."""
-    if "first_block" not in group.columns:
+def _checks(group: pd.DataFrame) -> pd.DataFrame:
+    """The samples that compare the middle of the grid with its start (:func:`with_checks`)."""
+    if "check" not in group.columns:
         return group.head(0)
-    return group[group["first_block"].fillna(0) > 0].sort_values("blocks_launched")
+    return group[group["check"].fillna(False).astype(bool)].sort_values("blocks_launched")
+
+
+def with_checks(group: pd.DataFrame, warm: pd.DataFrame | None) -> pd.DataFrame:
+    """``group`` with the samples that compare the middle of the grid with its start
+    (``check``): each sample of ``warm`` from the middle and the one of as many blocks
+    from the start. They are taken warm: a warm sample is timed to within about 1%,
+    where one after a flush pays for the flush's varying cost (paid samples of two waves
+    from the start and the middle of the same uniform grid differ by up to 23% on the
+    H200, warm ones by under 2%)."""
+    group = group.assign(check=False)
+    if warm is None or "first_block" not in warm.columns:
+        return group
+    middles = warm[warm["first_block"].fillna(0) > 0]
+    starts = warm[(warm["first_block"].fillna(0) == 0)
+                  & warm["blocks_launched"].isin(middles["blocks_launched"])]
+    if not len(middles) or not len(starts):
+        return group
+    return pd.concat([group, middles.assign(check=True), starts.assign(check=True)],
+                     ignore_index=True)
 
 
 def _half(frame: pd.DataFrame) -> np.ndarray | None:
@@ -198,6 +220,18 @@ def _noise(design: np.ndarray, at: float, half: np.ndarray | None) -> float:
     return float(np.sqrt(np.sum((weights * half) ** 2)))
 
 
+def _rising(fit: SampleFit, x: float, t: float, blocks: int) -> SampleFit:
+    """``fit``, or where its time does not grow with the blocks (two samples at the launch
+    floor, whose noise tilts the line), the line through the origin and the largest
+    sample ``(x, t)``: what the walk's budget and costs then rest on (copy_offset on the
+    H200: 5.0 and 4.9 us at two and three waves, a line that gave the 1 ms launch 5 us
+    and no budget to climb)."""
+    if fit.per_block > 0:
+        return fit
+    per_block = t / max(x, 1.0)
+    return replace(fit, intercept=0.0, per_block=per_block, seconds=per_block * blocks)
+
+
 class _SamplingBase(Predictor):
     needs = frozenset({"sampled_runs", "spec"})
     #: measure the whole launch (live, or a dataset's samples-full run) when the samples
@@ -244,23 +278,27 @@ class _SamplingBase(Predictor):
         ``first_block`` > 0, may follow), and ``measure(i, l2_state)`` runs row ``i`` and
         returns its median seconds, or its row with the median's 95% interval
         (``l2_states``: those the backend has). Only the samples this model takes are
-        run; the full grid, where it is run, is run cold."""
+        run; the full grid, where it is run, is run cold, and the samples that compare the
+        middle of the grid with its start warm."""
         frame = ladder.reset_index(drop=True).assign(
             rung=lambda f: np.arange(len(f)), time_median_s=np.nan,
             **{c: np.nan for c in CI_COLUMNS})
+        frame = with_checks(frame, frame)
         state = self._live_state(l2_states)
+        check_state = "warm" if "warm" in l2_states else state
 
-        def timed(rung: int, k: int) -> tuple[float, float, float]:
-            got = measure(rung, "cold" if k == 0 else state)
+        def timed(rung: int, k: int, check: bool) -> tuple[float, float, float]:
+            got = measure(rung, check_state if check else "cold" if k == 0 else state)
             if isinstance(got, dict):
                 return tuple(float(got.get(c, np.nan))
                              for c in ("time_median_s", *CI_COLUMNS))  # type: ignore[return-value]
             return float(got), np.nan, np.nan
 
         def fill(part: pd.DataFrame) -> pd.DataFrame:
-            done = [(t, lo, hi) if np.isfinite(t) else timed(int(r), int(k))
-                    for r, k, t, lo, hi in zip(part["rung"], part["k"], part["time_median_s"],
-                                               *(part[c] for c in CI_COLUMNS))]
+            done = [(t, lo, hi) if np.isfinite(t) else timed(int(r), int(k), bool(c))
+                    for r, k, c, t, lo, hi in zip(part["rung"], part["k"], part["check"],
+                                                  part["time_median_s"],
+                                                  *(part[c] for c in CI_COLUMNS))]
             columns = ("time_median_s", *CI_COLUMNS)
             return part.assign(**{c: [d[i] for d in done] for i, c in enumerate(columns)})
 
@@ -392,16 +430,19 @@ class Sampling(_SamplingBase):
 
     def _groups(self, dataset: Dataset) -> dict[tuple, pd.DataFrame]:
         """With ``l2_state`` auto: a launch's paid samples where it has them, else its
-        cold ones; its cold run of the whole grid either way."""
+        cold ones; its cold run of the whole grid either way; and the warm samples that
+        compare the middle of the grid with its start (:func:`with_checks`)."""
+        warm = sample_groups(dataset, "warm")
         if self.l2_state != "auto":
-            return super()._groups(dataset)
+            return {key: with_checks(group, warm.get(key))
+                    for key, group in super()._groups(dataset).items()}
         cold = sample_groups(dataset, "cold")
         out = dict(cold)
         for key, paid in sample_groups(dataset, "paid").items():
             whole = cold[key][cold[key]["grid_fraction"] >= 1] if key in cold else paid.head(0)
             out[key] = pd.concat([paid[paid["grid_fraction"] < 1], whole]) \
                 .sort_values("blocks_launched").reset_index(drop=True)
-        return out
+        return {key: with_checks(group, warm.get(key)) for key, group in out.items()}
 
     def _fit_one(self, group: pd.DataFrame, blocks: int, fill=_measured) -> SampleFit | None:
         ladder = _ladder(group)
@@ -409,10 +450,10 @@ class Sampling(_SamplingBase):
         if len(partial) < 2:
             return _direct(ladder, blocks, fill) or (
                 self._line(fill(partial), blocks) if len(partial) else None)
-        return self._walk(partial.reset_index(drop=True), blocks, fill, _middles(group))
+        return self._walk(partial.reset_index(drop=True), blocks, fill, _checks(group))
 
     def _walk(self, points: pd.DataFrame, blocks: int, fill=_measured,
-              middles: pd.DataFrame | None = None) -> SampleFit:
+              checks: pd.DataFrame | None = None) -> SampleFit:
         """Take the two smallest rungs of the ladder of samples, then jump: the largest
         rung that, with its partner at about half its blocks, the budget still pays for
         (costs as the current line predicts them; ``budget`` is a share of the predicted
@@ -451,7 +492,8 @@ class Sampling(_SamplingBase):
 
         taken = [0, 1]
         fit = self._line(have(taken), blocks)
-        while (pair := self._jump(x, float(t[taken].sum()), taken, fit)) is not None:
+        while (pair := self._jump(x, float(t[taken].sum()), taken,
+                                  _rising(fit, x[taken[-1]], t[taken[-1]], blocks))) is not None:
             taken = sorted(set(taken) | set(pair))
             fit = self._line(have(list(pair)), blocks)
         if fit.front_loaded and (pair := self._jump(x, float(t[taken].sum()), taken, fit,
@@ -459,7 +501,7 @@ class Sampling(_SamplingBase):
             taken = sorted(set(taken) | set(pair))
             fit = self._line(have(list(pair)), blocks)
         spread = self._line(self._past_floor(have(taken)), blocks)
-        across, differs, extra = self._across(points, x, taken, have, middles, fill)
+        across, differs, extra = self._across(x, taken, checks, fill, blocks)
         # the full grid holds every sampled block: it takes at least the longest sample
         seconds = max(fit.seconds, float(t[taken].max()))
         return replace(fit, seconds=seconds, sample_seconds=float(t[taken].sum()) + extra,
@@ -467,32 +509,31 @@ class Sampling(_SamplingBase):
                        imprecise=fit.noise > self.tolerance, across=across,
                        uneven_grid=differs)
 
-    def _across(self, points: pd.DataFrame, x: np.ndarray, taken: list[int], have,
-                middles: pd.DataFrame | None, fill) -> tuple[float, bool, float]:
-        """A sample from the middle of the grid against as many blocks from its start:
-        (its time over theirs less 1, whether they differ by more than the tolerance and
-        their timing noise, the seconds of the samples this ran that the walk had not).
-        The sample is the middle one of the walk's first rung where there is one (else the
-        smallest middle one of a rung of the ladder); without any, NaN and False."""
-        if middles is None or not len(middles):
+    def _across(self, x: np.ndarray, taken: list[int], checks: pd.DataFrame | None,
+                fill, blocks: int) -> tuple[float, bool, float]:
+        """A sample from the middle of the grid against as many blocks from its start
+        (``checks``, :func:`with_checks`): (its time over theirs less 1, whether they
+        differ by more than the tolerance and their timing noise, the seconds of the two).
+        The pair is that of the walk's first rung where there is one, else the smallest;
+        without one, NaN and False. Nor is it run where the walk's largest sample already
+        holds half the grid or more: that sample runs past the middle, and a sample from
+        the middle would run blocks it ran (a grid of a few waves)."""
+        if checks is None or not len(checks) or 2 * x[taken].max() >= blocks:
             return float("nan"), False, 0.0
-        sizes = set(x[taken[:1]]) | set(x)
-        usable = middles[middles["blocks_launched"].isin(sizes)]
-        if not len(usable):
+        middles = checks[checks["first_block"] > 0]
+        starts = checks[checks["first_block"] == 0]
+        sizes = middles["blocks_launched"][middles["blocks_launched"].isin(
+            starts["blocks_launched"])]
+        if not len(sizes):
             return float("nan"), False, 0.0
-        first = usable[usable["blocks_launched"] == x[taken[0]]]
-        middle = (first if len(first) else usable).head(1)
-        start = int(np.flatnonzero(x == float(middle["blocks_launched"].iloc[0]))[0])
-        extra = 0.0
-        if start not in taken:
-            extra += float(have([start])["time_median_s"].iloc[0])
-        pair = pd.concat([have([start]), fill(middle)])
-        extra += float(pair["time_median_s"].iloc[1])
+        size = x[taken[0]] if (sizes == x[taken[0]]).any() else sizes.min()
+        pair = fill(pd.concat([starts[starts["blocks_launched"] == size].head(1),
+                               middles[middles["blocks_launched"] == size].head(1)]))
         t_start, t_middle = pair["time_median_s"].to_numpy(float)
         half = _half(pair)
         noise = 0.0 if half is None else float(half.sum())
         differs = abs(t_middle - t_start) > self.tolerance * t_start + noise
-        return t_middle / t_start - 1, bool(differs), extra
+        return t_middle / t_start - 1, bool(differs), t_start + t_middle
 
     def _jump(self, x: np.ndarray, spent: float, taken: list[int], fit: SampleFit,
               budget: float | None = None) -> tuple[int, int] | None:
