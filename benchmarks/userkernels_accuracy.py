@@ -89,6 +89,12 @@ def main() -> None:
     print(f"rows {len(res)}, predicted {res['predicted_s'].notna().sum()}, median "
           f"s/prediction {res['seconds'].median():.2f}; live sampling over {len(large)} large "
           f"launches, {len(sampled) - len(large)} small ones measured whole")
+    if large:
+        cost = [100 * r["sample_seconds"] / r["measured_s"] for r in large]
+        whole = sum("whole launch" in str(r.get("method")) for r in large)
+        print(f"live sampling overhead over the large launches (sampled runs / launch): mean "
+              f"{np.mean(cost):.0f}%, median {np.median(cost):.0f}%; {whole} of {len(large)} "
+              "measured whole where the samples could not be trusted")
     print(f"userkernels static MAPE: {mape:.1f}% (large {mape_large:.1f}%) spearman: "
           f"{np.nanmedian(rhos) if rhos else float('nan'):.2f} sampling MAPE: {sampling:.1f}%")
 

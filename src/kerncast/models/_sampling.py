@@ -11,17 +11,23 @@ samples (docs/DESIGN.md, facts measured on the H100). It takes cold-L2 samples,
 drops those still in the launch-overhead regime, adds points in order of the work
 they cover while the sampling stays within a budget (a fraction of the predicted
 full time), fits a line over every point it keeps with the fit's uncertainty, models
-the tail wave, and flags kernels whose waves are too uneven to trust.
+the tail wave, and flags kernels whose waves are too uneven to trust. It also flags a
+line whose samples' timing noise, carried through the line, leaves the whole grid's
+time uncertain by more than its tolerance (short launches, whose affordable samples sit
+near the launch floor), and a grid whose blocks from the middle take another time than
+as many from its start (a grid launched past its data, a triangular one): the samples
+from the start do not stand for it.
 
 Both read the ``samples`` table of a dataset (one row per sampled launch: ``k``,
 ``psat``, ``blocks_launched``, ``grid_fraction``, ``l2_state``, timing statistics) and
 the target rows' ``blocks``. A launch whose grid is too short to sample (fewer than two
 samples fit before its full grid) is predicted by a direct measurement of its whole
 grid, and the explanation says so. ``sampling`` also measures the whole launch where
-its samples say they cannot be trusted (uneven waves, or work held by the first
-blocks), in live mode and, where the dataset recorded that run (the ``samples-full``
-experiment: the whole grid timed as a cold sample), on a dataset; the explanation
-keeps the sampled prediction it replaced, and the cost counts both.
+its samples say they cannot be trusted (uneven waves, work held by the first blocks,
+too much noise, or another time in the middle of the grid), in live mode and, where
+the dataset recorded that run (the ``samples-full`` experiment: the whole grid timed as
+a cold sample), on a dataset; the explanation keeps the sampled prediction it
+replaced, and the cost counts both.
 """
 
 from __future__ import annotations
@@ -400,9 +406,12 @@ class Sampling(_SamplingBase):
 
     ``l2_state`` ``auto`` takes paid samples (a cold L2, each sample timed with the
     write-back of its own stores) where the dataset or the backend has them, else cold
-    ones. With ``fallback``, a launch whose samples are flagged (uneven waves, or work held by
-    the first blocks) is measured whole instead, live or from a dataset's ``samples-full``
-    run, and the prediction says so."""
+    ones. With ``fallback``, a launch whose samples are flagged (uneven waves, work held by
+    the first blocks, a 95% interval from the samples' timing noise wider than
+    ``tolerance`` either side, or a sample from the middle of the grid that differs from
+    as many blocks from its start by more than ``tolerance`` and their noise) is measured
+    whole instead, live or from a dataset's ``samples-full`` run, and the prediction says
+    so."""
 
     name = "sampling"
     description = ("Cold-L2 samples of whole waves beyond the launch-overhead regime, "
