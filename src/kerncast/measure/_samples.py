@@ -173,8 +173,9 @@ class _Offsets:
         first = _first(config, first_block)
         launch = offset_launch(config, first, grid, self.cuda)
         if self.cuda:
-            for name, arg in zip(OFFSET_PARAMS, launch.args[-len(OFFSET_PARAMS):]):
-                self.session.dev[name] = np.uint32(arg.value)
+            whole = (list(config.grid) + [1, 1, 1])[:3]
+            for name, value in zip(OFFSET_PARAMS, [*first, *whole]):
+                self.session.dev[name] = np.uint32(value)
         else:
             self.session.backend.global_offset = tuple(
                 f * b for f, b in zip(first, (list(config.block) + [1, 1, 1])[:3]))

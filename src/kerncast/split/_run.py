@@ -184,12 +184,13 @@ class _Device:
         grid[self.axis] = count
         offset = [0, 0, 0]
         offset[self.axis] = first
-        launch = offset_launch(self.launch, tuple(offset), tuple(grid), self.cuda)
+        launch = offset_launch(self.launch, (offset[0], offset[1], offset[2]),
+                               (grid[0], grid[1], grid[2]), self.cuda)
         if not self.cuda:
             self.backend.global_offset = tuple(o * b for o, b in zip(offset, self.launch.block))
             return launch
-        for name, arg in zip(OFFSET_PARAMS, launch.args[-len(OFFSET_PARAMS):]):
-            self.dev[name] = np.uint32(arg.value)
+        for name, value in zip(OFFSET_PARAMS, [*offset, *self.launch.grid]):
+            self.dev[name] = np.uint32(value)
         return launch
 
     def time(self, first: int, count: int, repeats: int = 1) -> float:
