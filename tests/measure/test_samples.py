@@ -30,6 +30,27 @@ def test_sampled_grids_are_whole_rows_of_blocks(grid, blocks, expected):
     assert sampled_grid(grid, blocks) == expected
 
 
+@pytest.mark.parametrize("grid, blocks, expected", [
+    ((128, 128), 50, (50, 1, 1)),           # part of the first row
+    ((5242880, 2), 1056, (1056, 1, 1)),     # copy_strided: a row is half the grid
+    ((16, 16, 8), 10, (10, 1, 1)),
+    ((128, 128), 264, (128, 3, 1)),         # a row or more: whole rows as before
+    ((16, 16, 8), 600, (16, 16, 3)),
+])
+def test_samples_with_block_offsets_may_cut_a_row(grid, blocks, expected):
+    assert sampled_grid(grid, blocks, partial=True) == expected
+
+
+def test_a_ladder_of_partial_rows_climbs_where_one_row_holds_waves():
+    from kerncast.measure._samples import ladder
+
+    config = dataclasses.replace(get_kernel("copy_vector").launch("small"), grid=(5242880, 2))
+    assert [r["k"] for r in ladder(config, 8, 132)] == [1]  # one row: half the grid
+    rungs = ladder(config, 8, 132, partial=True)
+    assert [r["k"] for r in rungs][:6] == [1, 2, 3, 4, 5, 10]
+    assert all(r["sample_grid_y"] == 1 for r in rungs)
+
+
 def test_samples_stop_at_five_percent_of_the_grid():
     kernel = get_kernel("matmul_naive")
     config = kernel.launch("large", {"bx": 32, "by": 1})  # 64 x 2048 = 131072 blocks
@@ -248,3 +269,36 @@ def test_a_sample_from_the_middle_runs_its_blocks_and_sees_the_whole_grid(pocl):
     assert set(got["seen"][32:40]) == {1}
     assert set(got["groups"][32:40]) == {64}  # the whole grid's size, not the sample's
     assert pocl.global_offset is None  # put back for the launches that follow
+
+
+MARK2 = """__kernel void mark2(__global int* seen, __global int* rows) {
+  if (get_local_id(0) == 0) {
+    int b = get_group_id(1) * get_num_groups(0) + get_group_id(0);
+    seen[b] += 1;
+    rows[b] = get_num_groups(1);
+  }
+}"""
+
+
+@pytest.mark.toolchain
+def test_a_partial_row_from_the_middle_runs_the_first_blocks_of_the_middle_row(pocl):
+    import numpy as np
+
+    import kerncast
+    from kerncast.measure._job import user_job
+    from kerncast.measure._samples import _Offsets, ladder, middle_rung, time_rung
+    from kerncast.measure._session import LaunchSession
+
+    kernel = kerncast.Kernel.of("mark2", MARK2, language="opencl")
+    launch = kerncast.Launch((16, 4), (4, 1), args=(kerncast.Array("int32", 64),
+                                                   kerncast.Array("int32", 64)),
+                             names=("seen", "rows"))
+    rung = ladder(launch, 1, 3, partial=True)[0]  # 3 blocks: part of a row of 16
+    middle = middle_rung(launch, rung)
+    assert (rung["sample_grid_x"], rung["sample_grid_y"]) == (3, 1)
+    assert middle["first_block"] == 2 * 16  # the middle row's first block
+    with LaunchSession(pocl, user_job(kernel, launch)) as session:
+        time_rung(session, launch, middle, "warm", QUICK, _Offsets.of(session))
+        got = pocl.download(session.dev, {n: np.zeros(64, np.int32) for n in ("seen", "rows")})
+    assert np.flatnonzero(got["seen"]).tolist() == [32, 33, 34]
+    assert set(got["rows"][32:35]) == {4}

@@ -8,7 +8,10 @@ launch's blocks or takes 200 µs (on a 132-SM GPU a few waves take 5-20 µs, too
 to the launch floor to extrapolate from). On a CPU device (PoCL), whose launch floor is
 50-100 µs, the time bound is also at least 20 times the first sample. Multi-dimensional
 grids are cut into whole rows of blocks: ``grid_y' = ceil(K / grid_x)`` with the same
-``grid_x`` (and whole x-y planes for 3-D grids). On the CUDA and OpenCL backends a sample
+``grid_x`` (and whole x-y planes for 3-D grids), and where a row holds more than K blocks
+and the sample runs with block offsets, into the first K blocks of the first row (a
+whole row would make the first rungs one sample of several waves: copy_strided's
+5,242,880 x 2 grid had two). On the CUDA and OpenCL backends a sample
 runs the kernel with block offsets (:func:`kerncast.frontend.offset_kernel`): its blocks
 read the whole grid's size, so a grid-stride loop does the share of the work it does in
 the whole launch, where a smaller grid would hand each block more of it. The sample of
@@ -68,13 +71,16 @@ def multipliers() -> Iterator[int]:
     return itertools.chain(range(1, 6), (5 * 2 ** i for i in itertools.count(1)))
 
 
-def sampled_grid(grid: tuple[int, ...], blocks: int) -> tuple[int, int, int]:
-    """The grid of the first ``blocks`` blocks, cut into whole rows (or planes)."""
+def sampled_grid(grid: tuple[int, ...], blocks: int,
+                 partial: bool = False) -> tuple[int, int, int]:
+    """The grid of the first ``blocks`` blocks, cut into whole rows (or planes); with
+    ``partial``, fewer blocks than a row are the first ``blocks`` of the first row (a
+    kernel with block offsets reads the whole grid's size, so a sample may cut a row)."""
     gx, gy, gz = (list(grid) + [1, 1, 1])[:3]
     blocks = max(1, int(blocks))
     if blocks >= gx * gy * gz:
         return gx, gy, gz
-    if gy == 1 and gz == 1:
+    if (gy == 1 and gz == 1) or (partial and blocks < gx):
         return blocks, 1, 1
     if blocks <= gx * gy:
         return gx, min(gy, math.ceil(blocks / gx)), 1
@@ -95,13 +101,14 @@ def resident_blocks(backend: Backend, config: Launch, resources: dict) -> int:
                      resources.get("registers") or 0, shared).blocks_per_sm
 
 
-def ladder(config: Launch, psat: int, sm_count: int) -> list[dict]:
+def ladder(config: Launch, psat: int, sm_count: int, partial: bool = False) -> list[dict]:
     """Every sample a launch has: one per multiplier whose grid (cut into whole rows or
-    planes) differs from the previous one and stays short of the full grid."""
+    planes, or with ``partial`` part of the first row, :func:`sampled_grid`) differs from
+    the previous one and stays short of the full grid."""
     rungs, previous = [], None
     for k in multipliers():
         wanted = k * psat * sm_count
-        grid = sampled_grid(config.grid, wanted)
+        grid = sampled_grid(config.grid, wanted, partial)
         launched = math.prod(grid)
         if launched >= config.blocks:
             return rungs
@@ -221,7 +228,7 @@ def _sample_rows(session: LaunchSession, config: Launch, psat: int,
     state's time (or the share of the grid) says the samples are long enough; then,
     with ``offsets``, the second rung (or the only one) from the middle of the grid."""
     backend, bound = session.backend, SAMPLE_MAX_SECONDS
-    rungs = ladder(config, psat, backend.sm_count)
+    rungs = ladder(config, psat, backend.sm_count, partial=offsets is not None)
     for rung in rungs:
         timed = [time_rung(session, config, rung, state, policy, offsets) for state in states]
         first = timed[0]["time_median_s"]
@@ -269,7 +276,7 @@ def measure_samples(backend: Backend, kernel: Any, config: Any = None, *,
                                            states or backend.l2_states, offsets):
                     rows.append({**base, **sample, "status": "ok", "error": ""})
             else:
-                rungs = ladder(config, psat, backend.sm_count)
+                rungs = ladder(config, psat, backend.sm_count, partial=offsets is not None)
                 middle = [] if offsets is None else [
                     m for m in (middle_rung(config, r) for r in rungs) if m is not None]
                 rungs = rungs + [_full_rung(config, psat)] + middle
