@@ -11,7 +11,7 @@ grids are cut into whole rows of blocks: ``grid_y' = ceil(K / grid_x)`` with the
 ``grid_x`` (and whole x-y planes for 3-D grids), and where a row holds more than K blocks
 and the sample runs with block offsets, into the first K blocks of the first row (a
 whole row would make the first rungs one sample of several waves: copy_strided's
-5,242,880 x 2 grid had two). On the CUDA and OpenCL backends a sample
+5,242,880 x 2 grid had one rung, half the grid). On the CUDA and OpenCL backends a sample
 runs the kernel with block offsets (:func:`kerncast.frontend.offset_kernel`): its blocks
 read the whole grid's size, so a grid-stride loop does the share of the work it does in
 the whole launch, where a smaller grid would hand each block more of it. The sample of
