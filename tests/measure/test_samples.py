@@ -130,6 +130,7 @@ def test_chosen_samples_are_the_only_ones_run():
     kernel = get_kernel("matmul_naive")
     config = kernel.launch("large", {"bx": 32, "by": 1})  # 131072 blocks
     backend = FakeBackend(sm_count=8, times=[20e-6], behaviours={"matmul_naive": "unwritten"})
+    backend.block_offsets = True
     seen = {}
 
     def choose(rungs, time):
@@ -207,6 +208,7 @@ def test_paid_samples_alone_stop_where_the_ladder_stops():
     kernel = get_kernel("matmul_naive")
     config = kernel.launch("large", {"bx": 32, "by": 1})
     backend = PaidFake(sm_count=8, times=[20e-6], behaviours={"matmul_naive": "unwritten"})
+    backend.block_offsets = True
     rows = measure_paid(backend, kernel, config, policy=QUICK)
     assert {r["l2_state"] for r in rows} == {"paid"}
     assert sorted(r["k"] for r in rows if r["first_block"] == 0) == [1, 2, 3, 4, 5, 10, 20, 40]
@@ -302,3 +304,12 @@ def test_a_partial_row_from_the_middle_runs_the_first_blocks_of_the_middle_row(p
         got = pocl.download(session.dev, {n: np.zeros(64, np.int32) for n in ("seen", "rows")})
     assert np.flatnonzero(got["seen"]).tolist() == [32, 33, 34]
     assert set(got["rows"][32:35]) == {4}
+
+
+def test_a_backend_without_block_offsets_samples_a_smaller_grid_and_no_middle():
+    kernel = get_kernel("matmul_naive")
+    config = kernel.launch("large", {"bx": 32, "by": 1})
+    backend = FakeBackend(sm_count=8, times=[20e-6], behaviours={"matmul_naive": "unwritten"})
+    rows = measure_samples(backend, kernel, config, policy=QUICK)
+    assert rows and {r["first_block"] for r in rows} == {0}
+    assert backend.events.count("compile") == 1  # no build with offsets

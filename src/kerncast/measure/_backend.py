@@ -85,6 +85,9 @@ class Backend(ABC):
     #: how a sample can find the L2 (``kerncast.measure._samples``): ``warm``, ``cold``,
     #: and ``paid`` where :meth:`time_paid` can time the write-back of a launch's stores
     l2_states: tuple[str, ...] = ("warm", "cold")
+    #: runs a kernel rewritten with block offsets (:func:`kerncast.frontend.offset_kernel`),
+    #: so that a sample's blocks read the whole grid's size (``kerncast.measure._samples``)
+    block_offsets: bool = False
 
     @abstractmethod
     def compile(self, kernel: Kernel) -> Compiled:

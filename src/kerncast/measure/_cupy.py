@@ -91,6 +91,7 @@ class CupyBackend(PaidTiming, Backend):
 
     name = "cupy"
     language = "cuda"
+    block_offsets = True
     kind = "gpu"
 
     def __init__(self, device: str | None = None, index: int = 0, spin_us: float = 50.0):

@@ -162,6 +162,7 @@ class DriverBackend(PaidTiming, Backend):
 
     name = "driver"
     language = "cuda"
+    block_offsets = True
     kind = "gpu"
 
     def __init__(self, device: str | None = None, sm_count: int | None = None, index: int = 0,

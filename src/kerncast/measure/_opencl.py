@@ -73,6 +73,7 @@ class OpenCLBackend(Backend):
     """
 
     language = "opencl"
+    block_offsets = True
 
     def __init__(self, platform: str = "portable", device_key: str | None = None):
         cl = _import_pyopencl()

@@ -162,11 +162,12 @@ class _Offsets:
     @classmethod
     def of(cls, session: LaunchSession) -> _Offsets | None:
         """The offsets of ``session``, or None where its backend or kernel cannot take
-        them (a device function that reads the block index): its samples then run on a
-        smaller grid, as before offsets."""
-        if session.backend.language not in ("cuda", "opencl"):
+        them (a backend without ``block_offsets``, a device function that reads the block
+        index): its samples then run on a smaller grid, as before offsets."""
+        backend = session.backend
+        if not backend.block_offsets or backend.language not in ("cuda", "opencl"):
             return None
-        if session.backend.language == "opencl" and session.job.kernel.language != "opencl":
+        if backend.language == "opencl" and session.job.kernel.language != "opencl":
             return None
         try:
             return cls(session)
