@@ -146,6 +146,6 @@ def offset_launch(launch: Launch, first: tuple[int, int, int], grid: tuple[int, 
     sliced = launch.with_grid(tuple(grid))
     if not cuda:
         return sliced
-    values = [*first, *(list(launch.grid) + [1, 1, 1])[:3]]
+    values = [*first, *launch.grid]
     return replace(sliced, args=(*launch.args, *(Scalar(v, np.dtype(np.uint32)) for v in values)),
                    names=(*launch.names, *OFFSET_PARAMS))

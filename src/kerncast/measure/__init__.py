@@ -47,6 +47,7 @@ __all__ = [
     "measure_energy",
     "measure_full",
     "measure_samples",
+    "offset_slice",
     "profile_job",
     "resident_blocks",
     "time_repeatedly",
@@ -59,7 +60,7 @@ __all__ = [
 _WHERE = {
     "BACKENDS": "_factory", "make_backend": "_factory",
     "Backend": "_backend", "CompileError": "_backend", "Compiled": "_backend",
-    "LaunchError": "_backend", "Resources": "_backend",
+    "LaunchError": "_backend", "Resources": "_backend", "offset_slice": "_backend",
     "Campaign": "_campaign",
     "CupyBackend": "_cupy", "DriverBackend": "_driver", "OpenCLBackend": "_opencl",
     "ReplayBackend": "_replay",

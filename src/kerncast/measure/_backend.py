@@ -25,7 +25,8 @@ import numpy as np
 from kerncast._errors import InputError, KerncastError
 from kerncast.core import Kernel, Launch
 
-__all__ = ["Backend", "CompileError", "Compiled", "DeviceMemoryError", "LaunchError", "Resources"]
+__all__ = ["Backend", "CompileError", "Compiled", "DeviceMemoryError", "LaunchError", "Resources",
+           "offset_slice"]
 
 
 class CompileError(KerncastError):
@@ -199,3 +200,22 @@ class Backend(ABC):
     def ordered(launch: Launch, dev_args: dict[str, Any]) -> list[Any]:
         """Arguments in the order of the kernel's signature."""
         return [dev_args[n] for n in launch.names]
+
+
+def offset_slice(backend: Backend, dev: dict[str, Any], launch: Launch,
+                 first: tuple[int, int, int], grid: tuple[int, int, int]) -> Launch:
+    """The launch of the blocks ``first`` to ``first + grid`` of ``launch`` on ``backend``,
+    through :func:`kerncast.frontend.offset_kernel`: on a CUDA backend the offsets and the
+    whole grid's size go into ``dev`` (the uploaded arguments) beside the kernel's own; on
+    an OpenCL one, ``first`` times the block becomes the backend's global work offset,
+    which stays until it is set again (``None`` for launches without offsets)."""
+    from kerncast.frontend import OFFSET_PARAMS, offset_launch  # noqa: PLC0415 (on use)
+
+    cuda = backend.language == "cuda"
+    if cuda:
+        for name, value in zip(OFFSET_PARAMS, (*first, *launch.grid)):
+            dev[name] = np.uint32(value)
+    else:
+        offset = tuple(f * b for f, b in zip(first, launch.block))
+        backend.global_offset = offset  # type: ignore[attr-defined]  # the OpenCL backends
+    return offset_launch(launch, first, grid, cuda)

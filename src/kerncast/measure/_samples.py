@@ -42,11 +42,10 @@ import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import numpy as np
 
 from kerncast._errors import InputError
 from kerncast.core import Launch
-from kerncast.measure._backend import Backend, CompileError, LaunchError
+from kerncast.measure._backend import Backend, CompileError, LaunchError, offset_slice
 from kerncast.measure._job import as_job
 from kerncast.measure._prep import Prepared
 from kerncast.measure._provenance import NullMonitor, row_provenance, static_provenance
@@ -54,7 +53,7 @@ from kerncast.measure._run import failure_row, launch_columns
 from kerncast.measure._session import Failure, LaunchSession
 from kerncast.measure._timing import TimingPolicy, time_repeatedly
 from kerncast.devices import occupancy
-from kerncast.frontend import OFFSET_PARAMS, offset_kernel, offset_launch
+from kerncast.frontend import offset_kernel
 
 __all__ = ["SAMPLE_MAX_FRACTION", "SAMPLE_MAX_SECONDS", "full_grid_columns", "measure_full",
            "measure_paid", "measure_samples", "middle_rung", "multipliers", "resident_blocks",
@@ -123,7 +122,7 @@ def ladder(config: Launch, psat: int, sm_count: int, partial: bool = False) -> l
 def middle_rung(config: Launch, rung: dict) -> dict | None:
     """``rung``'s sample moved to the middle of the grid: its first block halfway along the
     dimension it cuts (or as far as the sample still fits), or None where it cuts none."""
-    grid = (list(config.grid) + [1, 1, 1])[:3]
+    grid = config.grid
     sample = [rung["sample_grid_x"], rung["sample_grid_y"], rung["sample_grid_z"]]
     for axis in (2, 1, 0):
         if sample[axis] < grid[axis]:
@@ -135,7 +134,7 @@ def middle_rung(config: Launch, rung: dict) -> dict | None:
 
 def _first(config: Launch, first_block: int) -> tuple[int, int, int]:
     """The block index (x, y, z) of the linear block number ``first_block``."""
-    gx, gy, _ = (list(config.grid) + [1, 1, 1])[:3]
+    gx, gy, _ = config.grid
     return first_block % gx, first_block // gx % gy, first_block // (gx * gy)
 
 
@@ -147,7 +146,7 @@ def _full_rung(config: Launch, psat: int) -> dict:
 
 class _Offsets:
     """The kernel built with block offsets for a session's backend (CUDA or OpenCL), and
-    the launch of one sample through it; None where the backend runs neither."""
+    the launch of one sample through it (:meth:`of` gives None where there are none)."""
 
     def __init__(self, session: LaunchSession):
         self.session, backend = session, session.backend
@@ -175,19 +174,10 @@ class _Offsets:
             return None
 
     def launch(self, grid: tuple[int, int, int], first_block: int) -> Launch:
-        """The sample's launch (the offsets in the session's arguments, or the backend's
-        global work offset)."""
-        config = self.session.launch
-        first = _first(config, first_block)
-        launch = offset_launch(config, first, grid, self.cuda)
-        if self.cuda:
-            whole = (list(config.grid) + [1, 1, 1])[:3]
-            for name, value in zip(OFFSET_PARAMS, [*first, *whole]):
-                self.session.dev[name] = np.uint32(value)
-        else:
-            self.session.backend.global_offset = tuple(
-                f * b for f, b in zip(first, (list(config.block) + [1, 1, 1])[:3]))
-        return launch
+        """The sample's launch (:func:`offset_slice`)."""
+        session = self.session
+        return offset_slice(session.backend, session.dev, session.launch,
+                            _first(session.launch, first_block), grid)
 
     def done(self) -> None:
         if not self.cuda:

@@ -67,7 +67,7 @@ import numpy as np
 
 from kerncast._errors import InputError
 from kerncast.core import Kernel, Launch
-from kerncast.frontend import OFFSET_PARAMS, offset_kernel, offset_launch
+from kerncast.frontend import offset_kernel
 from kerncast.split._plan import Line, balanced_shares, fit_line, proportional_shares
 from kerncast.devices import get_device
 
@@ -172,7 +172,6 @@ class _Device:
             spec, launch, host, outputs, axis
         self.backend = _backend(spec)
         self.backend.activate()
-        self.cuda = self.backend.language == "cuda"
         self.compiled = self.backend.compile(_sliced_kernel(kernel, launch, self.backend))
         from kerncast.measure import upload_args  # noqa: PLC0415 (measure on use)
 
@@ -180,18 +179,14 @@ class _Device:
         self.name = str(self.backend.describe().get("device_name") or spec)
 
     def _slice(self, first: int, count: int) -> Launch:
+        from kerncast.measure import offset_slice  # noqa: PLC0415 (measure on use)
+
         grid = list(self.launch.grid)
         grid[self.axis] = count
         offset = [0, 0, 0]
         offset[self.axis] = first
-        launch = offset_launch(self.launch, (offset[0], offset[1], offset[2]),
-                               (grid[0], grid[1], grid[2]), self.cuda)
-        if not self.cuda:
-            self.backend.global_offset = tuple(o * b for o, b in zip(offset, self.launch.block))
-            return launch
-        for name, value in zip(OFFSET_PARAMS, [*offset, *self.launch.grid]):
-            self.dev[name] = np.uint32(value)
-        return launch
+        return offset_slice(self.backend, self.dev, self.launch, (offset[0], offset[1], offset[2]),
+                            (grid[0], grid[1], grid[2]))
 
     def time(self, first: int, count: int, repeats: int = 1) -> float:
         """Seconds of slices ``[first, first + count)`` by the device's timer (the median
