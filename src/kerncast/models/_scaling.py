@@ -28,8 +28,12 @@ of the scaling values instead of the values (``"ratio"`` is the published one).
 best) replaces the clusters and the classifier by one regression per quantity: extremely
 randomised trees on (base run, target) pairs learn ``log(q(target) / q(base))`` from how
 the base run is bound (its throughputs as percentages of peak, achieved occupancy, the
-waves of blocks per SM, its time) and where the target lies (the SM-count ratio, the
-device, the wave-quantised ratio ``ceil(waves at the target) / ceil(waves at the base)``).
+waves of blocks per SM, its time), where the target lies (the SM-count ratio, the
+device, the wave-quantised ratio ``ceil(waves at the target) / ceil(waves at the base)``)
+and what each SM would be asked for there (the busiest unit's throughput times the
+SM-count ratio). Power's trees also read the time's ratio (measured in training, the
+time trees' prediction when predicting): a launch drawn out over fewer SMs spreads the
+same memory traffic over a longer time.
 Every training instance with any measured target counts, also those measured on one
 device only. Energy is the base energy times the time and power factors.
 ``method="clusters"`` is the published model.
@@ -106,6 +110,9 @@ _PHYSICAL_COUNTERS = {
 REGRESSION_TREES = 200
 REGRESSION_LEAF = 2
 METHODS = ("regression", "clusters")
+#: The SM-local units of :func:`_pair_features`' demand, and the least demand it reads.
+_LOCAL_UNITS = ("SMThroughput", "L1Throughput", "IssueActive")
+DEMAND_FLOOR = 1e-3
 _LD_SECTORS = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"
 _ST_SECTORS = "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"
 _SECTOR = 32
@@ -305,22 +312,37 @@ def physical_inputs(counters: Mapping[str, Any], base_time_s: float, device: str
 
 def _pair_features(x: np.ndarray, base_sm: int, target: tuple[int, int]) -> np.ndarray:
     """A (base run, target) row: the base run's :data:`PHYSICAL` inputs (NaN read as 0),
-    then log2 of the SM-count ratio, the target device (0: the base device), and log2 of
-    the wave-quantised ratio ceil(waves at the target) / ceil(waves at the base)."""
+    then log2 of the SM-count ratio, the target device (0: the base device), log2 of
+    the wave-quantised ratio ceil(waves at the target) / ceil(waves at the base), and
+    the demand each SM would see at the target: log2 of the base run's busiest SM-local
+    unit (SM pipes, L1, issue), its DRAM and its L2 throughput (fractions of peak) times
+    the SM-count ratio. A unit at 90% of peak on 132 SMs asks 4.95x its peak of 24."""
     device, sm_count = target
+    ratio = base_sm / sm_count
     waves = 2.0 ** x[PHYSICAL.index("Waves")]
     if np.isfinite(waves):
-        quantised = np.log2(np.ceil(waves * base_sm / sm_count) / np.ceil(waves))
+        quantised = np.log2(np.ceil(waves * ratio) / np.ceil(waves))
     else:
-        quantised = np.log2(base_sm / sm_count)
-    return np.r_[np.nan_to_num(x), np.log2(base_sm / sm_count), float(device), quantised]
+        quantised = np.log2(ratio)
+    busy = (_busiest(x, _LOCAL_UNITS), _busiest(x, ("DRAMThroughput",)), _busiest(x, ("L2Throughput",)))
+    demand = [np.log2(max(b * ratio, DEMAND_FLOOR)) if np.isfinite(b) else 0.0 for b in busy]
+    return np.r_[np.nan_to_num(x), np.log2(ratio), float(device), quantised, demand]
+
+
+def _busiest(x: np.ndarray, units: tuple[str, ...]) -> float:
+    """The highest of ``units``' throughputs in ``x``, as a fraction of peak (NaN: none)."""
+    values = [x[PHYSICAL.index(u)] for u in units]
+    finite = [v for v in values if np.isfinite(v)]
+    return max(finite) / 100.0 if finite else np.nan
 
 
 def _fit_regression(x: np.ndarray, grid: np.ndarray, base: tuple[int, int], seed: int,
-                    extra: np.ndarray | None = None) -> Any:
+                    extra: np.ndarray | None = None, times: np.ndarray | None = None) -> Any:
     """Trees on every (training instance, measured target) pair: ``log(q(target) /
-    q(base))`` from :func:`_pair_features` (and ``extra`` per instance: the log base
-    power for power). ``base`` is (device index, SM index) in ``grid``."""
+    q(base))`` from :func:`_pair_features` (and, for power, ``times``: the time grid,
+    whose log ratio at the pair joins the row, and ``extra`` per instance: the log base
+    power). ``base`` is (device index, SM index) in ``grid``. A power pair without a
+    measured time is left out."""
     from sklearn.ensemble import ExtraTreesRegressor  # noqa: PLC0415 (on use: scikit-learn)
 
     rows, ys = [], []
@@ -334,6 +356,11 @@ def _fit_regression(x: np.ndarray, grid: np.ndarray, base: tuple[int, int], seed
                 if (d, j) == base or not (np.isfinite(value) and value > 0):
                     continue
                 feats = _pair_features(x[i], SM_AXIS[base[1]], (d, s))
+                if times is not None:
+                    slower = times[i, d, j] / times[i, base[0], base[1]]
+                    if not (np.isfinite(slower) and slower > 0):
+                        continue
+                    feats = np.r_[feats, np.log(slower)]
                 rows.append(feats if extra is None else np.r_[feats, np.nan_to_num(extra[i])])
                 ys.append(np.log(value / start[i]))
     if len(rows) < 2:
@@ -458,7 +485,8 @@ def fit_surfaces(frame: pd.DataFrame, inputs: pd.DataFrame, *, base: tuple[str, 
             _, board = surface_grid(frame, "power_w", devices)
             grid = board if quantity == "power" else grid
             extra = np.log(board[:, start[0], start[1]]) if quantity == "power" else None
-            regressions[quantity] = _fit_regression(x_phys, grid, start, seed, extra)
+            times = surface_grid(frame, "time_s", devices)[1] if quantity == "power" else None
+            regressions[quantity] = _fit_regression(x_phys, grid, start, seed, extra, times)
     return {"base": [base[0], int(base[1])], "devices": devices, "axis": list(SM_AXIS),
             "features": list(FEATURES), "lo": lo, "hi": hi, "idle_w": idle, "space": space,
             "n_clusters": int(n_clusters), "sets": sets, "method": method,
@@ -584,7 +612,8 @@ def _predict_regression(surfaces: Mapping[str, Any], base_time: float,
             if trees is None:
                 continue
             rows = feats if extra is None else np.column_stack(
-                [feats, np.full(len(feats), np.nan_to_num(extra))])
+                [feats, np.nan_to_num(np.log(factors["time"][np.asarray(on)])),
+                 np.full(len(feats), np.nan_to_num(extra))])
             factors[quantity][np.asarray(on)] = np.exp(trees.predict(rows))  # one call, all targets
     return pd.DataFrame({"device": [d for d, _ in targets],
                          "sm_count": [int(s) for _, s in targets],
