@@ -327,7 +327,7 @@ def test_long_streams_are_sampled_and_extrapolated(machine):
     assert sampled.busy["fma"] == pytest.approx(full.busy["fma"], rel=0.01)
 
 
-def test_copies_of_one_stream_share_their_median_pace():
+def test_streams_as_long_share_their_median_pace():
     from types import SimpleNamespace
 
     from kerncast.sim._pipeline import _shared_paces
@@ -335,9 +335,24 @@ def test_copies_of_one_stream_share_their_median_pace():
     sim = SimpleNamespace(source=[0, 0, 0, 1, 1], warps_per_block=2, table=[])
     streams = [([0] * 100, None)] * 4 + [([0] * 50, None)]
     paces = _shared_paces(sim, {0: 10.0, 1: 12.0, 2: 60.0, 3: 11.0, 4: 40.0}, streams)
-    # warps 0-2 run source 0: the one left behind by the scheduler takes the others' pace;
-    # warp 3 and warp 4 run source 1 but not as far, so each keeps its own
-    assert paces == {0: 12.0, 1: 12.0, 2: 12.0, 3: 11.0, 4: 40.0}
+    # warps 0-3 issue 100 instructions each: the one left behind by the scheduler (2)
+    # takes the others' pace, whichever traced warp each copies; warp 4 runs half as far
+    # and keeps its own
+    assert paces == {0: 11.5, 1: 11.5, 2: 11.5, 3: 11.5, 4: 40.0}
+
+
+def test_one_slow_traced_warp_does_not_set_the_round():
+    """Every warp of the round a traced warp of its own (8 warps a block): the one the
+    scheduler left behind over the sampled span no longer bounds the round."""
+    from types import SimpleNamespace
+
+    from kerncast.sim._pipeline import _shared_paces
+
+    n = 8
+    sim = SimpleNamespace(source=list(range(n)), warps_per_block=8, table=[])
+    measured = {w: 10.0 for w in range(n)} | {5: 50.0}
+    paces = _shared_paces(sim, measured, [([0] * 1000, None)] * n)
+    assert set(paces.values()) == {10.0}
 
 
 def test_warps_of_a_block_that_meet_at_barriers_share_one_pace():
@@ -350,8 +365,8 @@ def test_warps_of_a_block_that_meet_at_barriers_share_one_pace():
         + [([0] * 100, None)] * 2
     measured = {0: 10.0, 1: 14.0, 2: 9.0, 3: 30.0, 4: 11.0, 5: 13.0}
     free = SimpleNamespace(source=source, warps_per_block=2, table=[])
-    assert _shared_paces(free, measured, streams) == {0: 10.5, 1: 13.5, 2: 9.0, 3: 30.0,
-                                                      4: 10.5, 5: 13.5}
+    assert _shared_paces(free, measured, streams) == {0: 11.0, 1: 11.0, 2: 11.0, 3: 30.0,
+                                                      4: 11.0, 5: 11.0}
     coupled = SimpleNamespace(source=source, warps_per_block=2,
                               table=[Op(K_BAR, 0, 1.0, 1, 0.0, (), ())])
     # block 0's four warps take one pace; warps of another block or length keep theirs

@@ -730,11 +730,14 @@ def _paces(sim: _Sim) -> dict[int, float]:
 
 
 def _shared_paces(sim: _Sim, pace: dict[int, float], streams) -> dict[int, float]:
-    """Each warp's pace as the median over the warps running the same traced stream (the
-    copies of one block's warp in the round's other blocks progress alike): one copy's
-    pace over a short sampled span is mostly where the scheduler happened to leave it.
-    arith_sfu at size large, 64 warps of 125,000 instructions sampled in windows of 117:
-    single copies' paces ranged up to five times the median.
+    """Each warp's pace as the median over the warps whose streams are as long (warps of
+    one program that issue as many instructions progress alike): one warp's pace over a
+    short sampled span is mostly where the scheduler happened to leave it. arith_sfu at
+    size large, 64 warps of 125,000 instructions sampled in windows of 117: single
+    warps' paces ranged up to five times the median. The median over the copies of one
+    traced warp was not enough: with 8 warps a block, each of the round's 64 warps was
+    a traced warp of its own, and the slowest one's pace made the round 4x longer than
+    the SM's own pace (and 4.4-5.2x the measured time; with 2 warps a block, 1.1x).
 
     Where the blocks meet at barriers, the warps of one traced block whose streams are
     as long progress alike too: none gets more than a barrier's interval ahead of the
@@ -745,8 +748,8 @@ def _shared_paces(sim: _Sim, pace: dict[int, float], streams) -> dict[int, float
     8% longer than the SM's own pace does."""
     coupled = any(op.kind == K_BAR for op in sim.table)
     groups: dict[tuple[int, int], list[float]] = {}
-    key = {w: (sim.source[w] // sim.warps_per_block if coupled else sim.source[w],
-               len(streams[w][0])) for w in pace}
+    key = {w: (sim.source[w] // sim.warps_per_block if coupled else -1, len(streams[w][0]))
+           for w in pace}
     for w, p in pace.items():
         groups.setdefault(key[w], []).append(p)
     median = {k: float(np.median(values)) for k, values in groups.items()}
