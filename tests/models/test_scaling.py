@@ -205,6 +205,27 @@ def test_physical_inputs_count_waves_on_the_base_sm_count():
     assert at_132["BaseTime"] == pytest.approx(-3.0)
 
 
+def test_pair_features_ask_each_sm_for_its_share_of_the_busiest_unit():
+    from kerncast.models._scaling import _pair_features
+
+    x = np.full(len(PHYSICAL), np.nan)
+    for name, value in (("L1Throughput", 90.0), ("SMThroughput", 30.0), ("DRAMThroughput", 50.0)):
+        x[PHYSICAL.index(name)] = value
+    local, dram, l2 = _pair_features(x, 132, (0, 8))[-3:]
+    assert 2 ** local == pytest.approx(0.9 * 132 / 8)
+    assert 2 ** dram == pytest.approx(0.5 * 132 / 8)
+    assert l2 == 0.0  # not measured
+
+
+def test_constant_energy_spreads_the_dynamic_power_over_the_longer_time():
+    from kerncast.models._scaling import _constant_energy
+
+    # 300 W on a base whose idle is 100 W, twice as long on a device idling at 120 W
+    assert np.exp(_constant_energy(300.0, 2.0, [100.0, 120.0], 1)) == pytest.approx(220 / 300)
+    assert _constant_energy(300.0, float("nan"), [100.0, 120.0], 1) == 0.0
+    assert _constant_energy(300.0, 2.0, None, 0) == 0.0
+
+
 def test_regression_needs_the_physical_inputs(planted):
     runs = base_runs(planted, BASE)
     with pytest.raises(InputError, match="physical inputs"):

@@ -32,8 +32,9 @@ waves of blocks per SM, its time), where the target lies (the SM-count ratio, th
 device, the wave-quantised ratio ``ceil(waves at the target) / ceil(waves at the base)``)
 and what each SM would be asked for there (the busiest unit's throughput times the
 SM-count ratio). Power's trees also read the time's ratio (measured in training, the
-time trees' prediction when predicting): a launch drawn out over fewer SMs spreads the
-same memory traffic over a longer time.
+time trees' prediction when predicting) and the power that ratio gives if the launch's
+dynamic energy stays the same (idle power plus the base's dynamic power over the time
+ratio): a launch drawn out over fewer SMs spreads the same work over a longer time.
 Every training instance with any measured target counts, also those measured on one
 device only. Energy is the base energy times the time and power factors.
 ``method="clusters"`` is the published model.
@@ -336,13 +337,25 @@ def _busiest(x: np.ndarray, units: tuple[str, ...]) -> float:
     return max(finite) / 100.0 if finite else np.nan
 
 
+def _constant_energy(base_power: float, slower: float, idle: list[float] | None, device: int) -> float:
+    """log of the board power at the target over the base's if the launch's dynamic
+    energy stayed the same: the target device's idle power plus the base's dynamic power
+    spread over ``slower`` times the base's time (0 where a figure is missing)."""
+    if idle is None or not (np.isfinite(slower) and slower > 0 and np.isfinite(base_power)):
+        return 0.0
+    power = idle[device] + max(base_power - idle[0], DYNAMIC_FLOOR_W) / slower
+    return float(np.log(power / base_power)) if np.isfinite(power) and power > 0 else 0.0
+
+
 def _fit_regression(x: np.ndarray, grid: np.ndarray, base: tuple[int, int], seed: int,
-                    extra: np.ndarray | None = None, times: np.ndarray | None = None) -> Any:
+                    extra: np.ndarray | None = None, times: np.ndarray | None = None,
+                    idle: list[float] | None = None) -> Any:
     """Trees on every (training instance, measured target) pair: ``log(q(target) /
     q(base))`` from :func:`_pair_features` (and, for power, ``times``: the time grid,
-    whose log ratio at the pair joins the row, and ``extra`` per instance: the log base
-    power). ``base`` is (device index, SM index) in ``grid``. A power pair without a
-    measured time is left out."""
+    whose log ratio at the pair joins the row with :func:`_constant_energy` from
+    ``idle``, each device's idle power, and ``extra`` per instance: the log base power).
+    ``base`` is (device index, SM index) in ``grid``. A power pair without a measured
+    time is left out."""
     from sklearn.ensemble import ExtraTreesRegressor  # noqa: PLC0415 (on use: scikit-learn)
 
     rows, ys = [], []
@@ -360,7 +373,9 @@ def _fit_regression(x: np.ndarray, grid: np.ndarray, base: tuple[int, int], seed
                     slower = times[i, d, j] / times[i, base[0], base[1]]
                     if not (np.isfinite(slower) and slower > 0):
                         continue
-                    feats = np.r_[feats, np.log(slower)]
+                    base_power = float(np.exp(extra[i])) if extra is not None else np.nan
+                    feats = np.r_[feats, np.log(slower),
+                                  _constant_energy(base_power, slower, idle, d)]
                 rows.append(feats if extra is None else np.r_[feats, np.nan_to_num(extra[i])])
                 ys.append(np.log(value / start[i]))
     if len(rows) < 2:
@@ -486,7 +501,8 @@ def fit_surfaces(frame: pd.DataFrame, inputs: pd.DataFrame, *, base: tuple[str, 
             grid = board if quantity == "power" else grid
             extra = np.log(board[:, start[0], start[1]]) if quantity == "power" else None
             times = surface_grid(frame, "time_s", devices)[1] if quantity == "power" else None
-            regressions[quantity] = _fit_regression(x_phys, grid, start, seed, extra, times)
+            regressions[quantity] = _fit_regression(x_phys, grid, start, seed, extra, times,
+                                                    [idle.get(dv, np.nan) for dv in devices])
     return {"base": [base[0], int(base[1])], "devices": devices, "axis": list(SM_AXIS),
             "features": list(FEATURES), "lo": lo, "hi": hi, "idle_w": idle, "space": space,
             "n_clusters": int(n_clusters), "sets": sets, "method": method,
@@ -599,6 +615,7 @@ def _predict_regression(surfaces: Mapping[str, Any], base_time: float,
                         base_power_w: float, base_energy_j: float) -> pd.DataFrame:
     base_dev, base_sm = surfaces["base"][0], int(surfaces["base"][1])
     devices = list(surfaces["devices"])
+    idle = [surfaces["idle_w"].get(dv, np.nan) for dv in devices]
     phys = (physical_inputs(base_counters, base_time, base_dev, base_sm)
             if base_counters is not None else {})
     x = np.array([phys.get(f, np.nan) for f in PHYSICAL], dtype=float)
@@ -613,6 +630,8 @@ def _predict_regression(surfaces: Mapping[str, Any], base_time: float,
                 continue
             rows = feats if extra is None else np.column_stack(
                 [feats, np.nan_to_num(np.log(factors["time"][np.asarray(on)])),
+                 [_constant_energy(base_power_w, float(f), idle, devices.index(dv))
+                  for f, (dv, _), ok in zip(factors["time"], targets, on) if ok],
                  np.full(len(feats), np.nan_to_num(extra))])
             factors[quantity][np.asarray(on)] = np.exp(trees.predict(rows))  # one call, all targets
     return pd.DataFrame({"device": [d for d, _ in targets],
