@@ -42,7 +42,6 @@ import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
-
 from kerncast._errors import InputError
 from kerncast.core import Launch
 from kerncast.measure._backend import Backend, CompileError, LaunchError, offset_slice

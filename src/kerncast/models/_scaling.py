@@ -476,7 +476,7 @@ def fit_surfaces(frame: pd.DataFrame, inputs: pd.DataFrame, *, base: tuple[str, 
     devices = [base[0], *sorted(set(frame["device"].astype(str)) - {base[0]})]
     idle = idle_power(frame)
     frame = _with_dynamic(frame, idle)
-    inst, _ = surface_grid(frame, "time_s", devices)
+    inst, time_grid = surface_grid(frame, "time_s", devices)
     x_raw = inputs.reindex(pd.MultiIndex.from_tuples(inst, names=INSTANCE))[list(FEATURES)]
     x_raw = x_raw.to_numpy(dtype=float)
     with warnings.catch_warnings():
@@ -500,7 +500,7 @@ def fit_surfaces(frame: pd.DataFrame, inputs: pd.DataFrame, *, base: tuple[str, 
             _, board = surface_grid(frame, "power_w", devices)
             grid = board if quantity == "power" else grid
             extra = np.log(board[:, start[0], start[1]]) if quantity == "power" else None
-            times = surface_grid(frame, "time_s", devices)[1] if quantity == "power" else None
+            times = time_grid if quantity == "power" else None
             regressions[quantity] = _fit_regression(x_phys, grid, start, seed, extra, times,
                                                     [idle.get(dv, np.nan) for dv in devices])
     return {"base": [base[0], int(base[1])], "devices": devices, "axis": list(SM_AXIS),
