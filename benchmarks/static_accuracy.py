@@ -2,10 +2,12 @@
 
     python benchmarks/static_accuracy.py --device h100 [--kernels a,b] [--sizes large]
         [--per-kernel N] [--jobs 2] [--out results.parquet] [--calibration h100-sxm]
+    python benchmarks/static_accuracy.py --results a.parquet,b.parquet
 
 Predicts every ``ok`` row of ``data/<device>/times`` at the whole GPU (experiment
 ``times``), from the kernel's source, the launch, the device spec and a calibration
-only (each kernel in a process of its own, its progress on stderr), and prints per
+only (each kernel and size in a process of its own, its progress on stderr; ``--out``
+is written again as each one ends), and prints per
 kernel the mean absolute percentage error and the Spearman rank correlation of
 predicted and measured time across launch configurations (within each size, then the
 median over the kernel's sizes) and the top-1 regret (the measured time of the
@@ -24,7 +26,7 @@ import argparse
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
@@ -92,7 +94,7 @@ def _isolated(args) -> list[dict]:
                    for row in rows]
     ok = [r for r in out if r["error"] == ""]
     ape = [100 * abs(r["predicted_s"] - r["time_median_s"]) / r["time_median_s"] for r in ok]
-    print(f"  {rows[0]['kernel']}: {len(ok)}/{len(rows)} predicted, "
+    print(f"  {rows[0]['kernel']} {rows[0]['size']}: {len(ok)}/{len(rows)} predicted, "
           f"MAPE {np.mean(ape) if ape else float('nan'):.1f}%, "
           f"{time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
     return out
@@ -130,31 +132,14 @@ def _regrets(res: pd.DataFrame) -> pd.Series:
     return res.groupby(["kernel", "size"]).apply(one, include_groups=False)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--device", default="h100")
-    ap.add_argument("--kernels", default="")
-    ap.add_argument("--sizes", default="", help="comma-separated sizes (default: all)")
-    ap.add_argument("--per-kernel", type=int, default=0)
-    ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
-    ap.add_argument("--calibration", default=None)
-    ap.add_argument("--out", default="")
-    ap.add_argument("--budget", type=int, default=0,
-                    help="instructions of a round the pipeline simulates (default: kerncast's)")
-    args = ap.parse_args()
-    rows = _rows(args.device, [k for k in args.kernels.split(",") if k], args.per_kernel,
-                 [s for s in args.sizes.split(",") if s])
-    from kerncast.sim._pipeline import DEFAULT_BUDGET
-
-    budget = args.budget or DEFAULT_BUDGET
-    groups = [(g.to_dict("records"), args.calibration, budget) for _, g in rows.groupby("kernel")]
-    groups.sort(key=lambda g: -len(g[0]))
-    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        results = [r for part in pool.map(_isolated, groups) for r in part]
+def _scored(results: list[dict]) -> pd.DataFrame:
     res = pd.DataFrame(results)
     res["ape"] = 100 * (res["predicted_s"] - res["time_median_s"]).abs() / res["time_median_s"]
-    if args.out:
-        res.to_parquet(args.out, index=False)
+    return res
+
+
+def _report(res: pd.DataFrame) -> None:
+    """The per-kernel and per-size tables, the failures and the last line."""
     regret = _regrets(res)
     table = res.groupby("kernel").apply(lambda g: pd.Series({
         "rows": len(g), "failed": int(g["predicted_s"].isna().sum()),
@@ -181,6 +166,43 @@ def main() -> None:
     print(f"static MAPE: {mape:.1f}% spearman: {table['spearman'].median():.2f} "
           f"regret: {regret.mean():.1f}%")
 
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--device", default="h100")
+    ap.add_argument("--kernels", default="")
+    ap.add_argument("--sizes", default="", help="comma-separated sizes (default: all)")
+    ap.add_argument("--per-kernel", type=int, default=0)
+    ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
+    ap.add_argument("--calibration", default=None)
+    ap.add_argument("--out", default="")
+    ap.add_argument("--budget", type=int, default=0,
+                    help="instructions of a round the pipeline simulates (default: kerncast's)")
+    ap.add_argument("--results", default="",
+                    help="comma-separated --out files of earlier runs (e.g. shards by "
+                         "--kernels): report them together, predicting nothing")
+    args = ap.parse_args()
+    if args.results:
+        _report(pd.concat([pd.read_parquet(p) for p in args.results.split(",")],
+                          ignore_index=True))
+        return
+    rows = _rows(args.device, [k for k in args.kernels.split(",") if k], args.per_kernel,
+                 [s for s in args.sizes.split(",") if s])
+    from kerncast.sim._pipeline import DEFAULT_BUDGET
+
+    budget = args.budget or DEFAULT_BUDGET
+    groups = [(g.to_dict("records"), args.calibration, budget)
+              for _, g in rows.groupby(["kernel", "size"])]
+    groups.sort(key=lambda g: -len(g[0]))
+    results: list[dict] = []
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        for part in as_completed([pool.submit(_isolated, g) for g in groups]):
+            results.extend(part.result())
+            if args.out:  # what is done so far, so that a stopped run keeps it
+                _scored(results).to_parquet(args.out, index=False)
+    res = _scored(results)
+    _report(res)
 
 if __name__ == "__main__":
     main()
