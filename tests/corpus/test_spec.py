@@ -112,3 +112,17 @@ def test_a_kernel_name_used_by_two_applications_is_refused_when_looked_up(tmp_pa
                                              'name = "matmul_naive"', 1))
     with pytest.raises(InputError, match=r"'matmul_naive' is used by both atomics and matmul"):
         get_kernel("matmul_naive", root)
+
+
+def test_kernel_names_are_read_as_the_parsed_toml_gives_them():
+    import tomllib
+
+    from kerncast.corpus._catalog import _kernel_names
+
+    for spec in sorted(KERNEL_DIR.glob("*/spec.toml")):
+        text = spec.read_text()
+        assert _kernel_names(text) == [k["name"] for k in tomllib.loads(text)["kernels"]]
+    # a name line in a kernel's sub-table is not the kernel's; quoted keys are parsed
+    text = ("[[kernels]]\nname = 'a'  # first\n[kernels.params]\nname = \"p\"\n"
+            "[[kernels]]\nblock = 1\n\"name\" = \"b\"\n")
+    assert _kernel_names(text) == ["a", "b"]

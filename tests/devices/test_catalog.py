@@ -251,3 +251,22 @@ def test_an_alias_claimed_by_two_spec_files_is_refused(tmp_path, monkeypatch):
             get_device("h100")
     finally:
         _catalog._index.cache_clear()
+
+
+def test_the_index_reads_each_specs_top_level_keys_as_the_whole_toml_gives_them():
+    import tomllib
+
+    from kerncast.devices import _catalog
+
+    for path in sorted(_catalog.SPEC_DIR.glob("*.toml")):
+        whole = tomllib.loads(path.read_text())
+        top = _catalog._top_level(path.read_text())
+        assert {k: v for k, v in whole.items() if not isinstance(v, dict)} == top, path.name
+
+
+def test_top_level_keys_whose_text_opens_a_line_with_a_bracket_are_read_whole():
+    from kerncast.devices import _catalog
+
+    text = 'key = "x"\nnote = """two\n[lines]"""\naliases = ["y"]\n\n[compute]\nsm_count = 2\n'
+    top = _catalog._top_level(text)
+    assert top["aliases"] == ["y"] and top["note"] == "two\n[lines]"

@@ -35,13 +35,23 @@ def _load_shipped(path: Path) -> Device:
     return load_spec(path)
 
 
+def _top_level(text: str) -> dict:
+    """A spec's top-level keys (``key``, ``name``, ``aliases``...): TOML puts them before
+    the first table, so only the text up to the first line opening one is parsed (the
+    whole spec where that part does not parse alone)."""
+    try:
+        return tomllib.loads(text.split("\n[", 1)[0])
+    except tomllib.TOMLDecodeError:
+        return tomllib.loads(text)
+
+
 @lru_cache(maxsize=1)
 def _index() -> dict[str, Path]:
     """Every shipped spec's key, name and aliases (normalised) -> its file. Read from the
     TOML alone, so that resolving one device validates only its own spec."""
     index: dict[str, Path] = {}
     for path in sorted(SPEC_DIR.glob("*.toml")):
-        raw = tomllib.loads(path.read_text())
+        raw = _top_level(path.read_text())
         labels = (raw.get("key", path.stem), raw.get("name", ""), *raw.get("aliases", ()))
         for label in filter(None, labels):
             key = _normalise(str(label))
