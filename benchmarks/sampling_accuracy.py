@@ -13,7 +13,9 @@ SVR never sees the kernel it predicts):
   measures it), ``sampling-lines`` (the same sampler, its lines kept even where it does
   not trust them), ``sampling-svr`` (kerncast's default: a residual on ``sampling``) and
   the SVR as published (``svr-as-published``: log IPS learned directly, the linear
-  model's IPS a feature);
+  model's IPS a feature); and ``sampling-svr`` trained on the other GPU's dataset (H100
+  and H200, each the other's) and scored on this one's launches, in five folds by kernel
+  so that no run of the kernel it predicts, on either GPU, trains it;
 * how far the ground truth itself moves: each launch's times row against a second run
   of its whole grid (the ``samples-full`` experiment, cold L2);
 * the seed's Table 3: kernels per error class (0-5%, 5-10%, >10%) for each model;
@@ -68,6 +70,39 @@ def _dataset(device: str):
     keys = data.samples[["kernel", "config", "size"]].drop_duplicates()
     times = times.merge(keys, on=["kernel", "config", "size"])
     return replace(data, times=times.reset_index(drop=True))
+
+
+#: The dataset whose SVR is scored on the other's launches (trained on one GPU, tested
+#: on the other).
+OTHER = {"h100": "h200", "h200": "h100"}
+
+
+def _across_gpus(data, device: str, folds: int = 5) -> pd.Series | None:
+    """Per kernel, ``sampling-svr`` trained on the other GPU's dataset and scored on this
+    one's launches (%): in ``folds`` groups of kernels, each predicted by an SVR fitted on
+    the other kernels only, so that neither GPU's runs of a kernel train its prediction.
+    None where the other dataset or either's counters are missing."""
+    from kerncast.evaluate import hide_targets
+    from kerncast.models import SamplingSVR
+
+    other = OTHER.get(device)
+    if other is None or not (ROOT / "data" / other / "samples.parquet").exists():
+        return None
+    train_data = _dataset(other)
+    if not all(d.counters is not None and len(d.counters) for d in (data, train_data)):
+        return None
+    names = sorted(data.kernels())
+    out = {}
+    for group in (names[i::folds] for i in range(folds)):
+        model = SamplingSVR().fit(train_data.subset(
+            [k for k in train_data.kernels() if k not in group]))
+        for kernel in group:
+            shown, rows = hide_targets(data, kernel)
+            measured = rows["time_median_s"].to_numpy(float)
+            ape = 100 * np.abs(model.predict(shown) - measured) / measured
+            if np.isfinite(ape).any():  # NaN where the launch's samples have no counters
+                out[kernel] = float(np.nanmean(ape))
+    return pd.Series(out, name=f"sampling-svr trained on {other}", dtype=float)
 
 
 def _errors(result) -> pd.DataFrame:
@@ -275,6 +310,9 @@ def main() -> None:
     if counters:
         published = _errors(evaluate(data, [SamplingSVR(base="seed-linear", target="ips")]))
         per_kernel["svr-as-published"] = published["sampling-svr"]
+    across = _across_gpus(data, args.device) if counters else None
+    if across is not None:
+        per_kernel[across.name] = across
     pd.set_option("display.width", 160)
     print(f"{len(data.times)} launches of {data.times['kernel'].nunique()} kernels with sampled runs "
           f"({args.device})\n")
@@ -283,6 +321,13 @@ def main() -> None:
     print(per_kernel.round(1).to_string())
     print("\nmean error (%):")
     print(per_kernel.mean().round(2).to_string())
+    if across is not None:
+        same = per_kernel.reindex(across.index)
+        print(f"\n{across.name}, tested on {args.device} (folds by kernel): mean "
+              f"{across.mean():.2f}% over the {len(across)} kernels whose samples have "
+              f"counters, against {same['sampling-svr'].mean():.2f}% trained on "
+              f"{args.device} itself and {same['sampling'].mean():.2f}% for its base, "
+              "sampling")
     print("\nkernels per error class (the seed's Table 3):")
     print(_classes(per_kernel).to_string())
 
