@@ -167,7 +167,6 @@ def _report(res: pd.DataFrame) -> None:
           f"regret: {regret.mean():.1f}%")
 
 
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", default="h100")
@@ -201,8 +200,8 @@ def main() -> None:
             results.extend(part.result())
             if args.out:  # what is done so far, so that a stopped run keeps it
                 _scored(results).to_parquet(args.out, index=False)
-    res = _scored(results)
-    _report(res)
+    _report(_scored(results))
+
 
 if __name__ == "__main__":
     main()
