@@ -82,7 +82,7 @@ def _across_gpus(data, device: str, folds: int = 5) -> pd.Series | None:
     one's launches (%): in ``folds`` groups of kernels, each predicted by an SVR fitted on
     the other kernels only, so that neither GPU's runs of a kernel train its prediction.
     None where the other dataset or either's counters are missing."""
-    from kerncast.evaluate import hide_targets
+    from kerncast.evaluate import hide_targets, kernel_folds
     from kerncast.models import SamplingSVR
 
     other = OTHER.get(device)
@@ -91,12 +91,11 @@ def _across_gpus(data, device: str, folds: int = 5) -> pd.Series | None:
     train_data = _dataset(other)
     if not all(d.counters is not None and len(d.counters) for d in (data, train_data)):
         return None
-    names = sorted(data.kernels())
     out = {}
-    for group in (names[i::folds] for i in range(folds)):
+    for fold in kernel_folds(data.kernels(), folds):
         model = SamplingSVR().fit(train_data.subset(
-            [k for k in train_data.kernels() if k not in group]))
-        for kernel in group:
+            [k for k in train_data.kernels() if k not in fold.test]))
+        for kernel in fold.test:
             shown, rows = hide_targets(data, kernel)
             measured = rows["time_median_s"].to_numpy(float)
             ape = 100 * np.abs(model.predict(shown) - measured) / measured
