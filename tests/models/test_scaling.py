@@ -226,6 +226,15 @@ def test_constant_energy_spreads_the_dynamic_power_over_the_longer_time():
     assert _constant_energy(300.0, 2.0, None, 0) == 0.0
 
 
+def test_loop_busy_is_the_launch_time_over_the_loops_time_per_launch():
+    from kerncast.models._scaling import _loop_busy
+
+    # 6 us launches in a loop of 10 us per launch (0.5 mJ per launch at 50 W)
+    assert np.exp(_loop_busy(6e-6, 50.0, 5e-4)) == pytest.approx(0.6)
+    assert _loop_busy(6e-6, float("nan"), 5e-4) == 0.0  # no energy reading: read as busy
+    assert list(_loop_busy(np.array([1.0, 2.0]), np.array([10.0, 10.0]), np.array([10.0, 0.0]))) == [0.0, 0.0]
+
+
 def test_regression_needs_the_physical_inputs(planted):
     runs = base_runs(planted, BASE)
     with pytest.raises(InputError, match="physical inputs"):

@@ -35,6 +35,9 @@ SM-count ratio). Power's trees also read the time's ratio (measured in training,
 time trees' prediction when predicting) and the power that ratio gives if the launch's
 dynamic energy stays the same (idle power plus the base's dynamic power over the time
 ratio): a launch drawn out over fewer SMs spreads the same work over a longer time.
+Both read how busy the base run's energy loop kept the GPU (its median launch time times
+the launches over the loop's length: base time x base power / base energy per launch):
+a launch of a few microseconds leaves gaps between launches that a longer one does not.
 Every training instance with any measured target counts, also those measured on one
 device only. Energy is the base energy times the time and power factors.
 ``method="clusters"`` is the published model.
@@ -347,15 +350,25 @@ def _constant_energy(base_power: float, slower: float, idle: list[float] | None,
     return float(np.log(power / base_power)) if np.isfinite(power) and power > 0 else 0.0
 
 
+def _loop_busy(base_time: Any, base_power: Any, base_energy: Any) -> Any:
+    """log of how busy the base run's energy loop kept the GPU: its median launch time
+    over the loop's time per launch (energy per launch over average power); 0 (busy)
+    where a figure is missing."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.nan_to_num(np.log(np.asarray(base_time) * base_power / base_energy),
+                             nan=0.0, posinf=0.0, neginf=0.0)
+
+
 def _fit_regression(x: np.ndarray, grid: np.ndarray, base: tuple[int, int], seed: int,
-                    extra: np.ndarray | None = None, times: np.ndarray | None = None,
-                    idle: list[float] | None = None) -> Any:
+                    extra: np.ndarray, base_power: np.ndarray | None = None,
+                    times: np.ndarray | None = None, idle: list[float] | None = None) -> Any:
     """Trees on every (training instance, measured target) pair: ``log(q(target) /
-    q(base))`` from :func:`_pair_features` (and, for power, ``times``: the time grid,
-    whose log ratio at the pair joins the row with :func:`_constant_energy` from
-    ``idle``, each device's idle power, and ``extra`` per instance: the log base power).
-    ``base`` is (device index, SM index) in ``grid``. A power pair without a measured
-    time is left out."""
+    q(base))`` from :func:`_pair_features` and ``extra``, per instance columns (the base
+    loop's :func:`_loop_busy`, and for power the log base power). For power,
+    ``base_power`` (per instance) and ``times`` (the time grid, whose log ratio at the
+    pair joins the row with :func:`_constant_energy` from ``idle``, each device's idle
+    power). ``base`` is (device index, SM index) in ``grid``. A power pair without a
+    measured time is left out."""
     from sklearn.ensemble import ExtraTreesRegressor  # noqa: PLC0415 (on use: scikit-learn)
 
     rows, ys = [], []
@@ -369,14 +382,13 @@ def _fit_regression(x: np.ndarray, grid: np.ndarray, base: tuple[int, int], seed
                 if (d, j) == base or not (np.isfinite(value) and value > 0):
                     continue
                 feats = _pair_features(x[i], SM_AXIS[base[1]], (d, s))
-                if times is not None:
+                if times is not None and base_power is not None:
                     slower = times[i, d, j] / times[i, base[0], base[1]]
                     if not (np.isfinite(slower) and slower > 0):
                         continue
-                    base_power = float(np.exp(extra[i])) if extra is not None else np.nan
                     feats = np.r_[feats, np.log(slower),
-                                  _constant_energy(base_power, slower, idle, d)]
-                rows.append(feats if extra is None else np.r_[feats, np.nan_to_num(extra[i])])
+                                  _constant_energy(float(base_power[i]), slower, idle, d)]
+                rows.append(np.r_[feats, np.nan_to_num(extra[i])])
                 ys.append(np.log(value / start[i]))
     if len(rows) < 2:
         return None
@@ -498,11 +510,15 @@ def fit_surfaces(frame: pd.DataFrame, inputs: pd.DataFrame, *, base: tuple[str, 
             sets[quantity] = {name: s for name, s in fitted.items() if s is not None}
         if method == "regression" and quantity in ("time", "power") and x_phys is not None:
             _, board = surface_grid(frame, "power_w", devices)
-            grid = board if quantity == "power" else grid
-            extra = np.log(board[:, start[0], start[1]]) if quantity == "power" else None
-            times = time_grid if quantity == "power" else None
-            regressions[quantity] = _fit_regression(x_phys, grid, start, seed, extra, times,
-                                                    [idle.get(dv, np.nan) for dv in devices])
+            _, energy = surface_grid(frame, "energy_j", devices)
+            at_base = [g[:, start[0], start[1]] for g in (time_grid, board, energy)]
+            extra = _loop_busy(*at_base)[:, None]
+            power = quantity == "power"
+            if power:
+                grid, extra = board, np.column_stack([extra, np.log(at_base[1])])
+            regressions[quantity] = _fit_regression(
+                x_phys, grid, start, seed, extra, at_base[1] if power else None,
+                time_grid if power else None, [idle.get(dv, np.nan) for dv in devices])
     return {"base": [base[0], int(base[1])], "devices": devices, "axis": list(SM_AXIS),
             "features": list(FEATURES), "lo": lo, "hi": hi, "idle_w": idle, "space": space,
             "n_clusters": int(n_clusters), "sets": sets, "method": method,
@@ -624,15 +640,19 @@ def _predict_regression(surfaces: Mapping[str, Any], base_time: float,
     if np.isfinite(x).any() and any(on):
         feats = np.vstack([_pair_features(x, base_sm, (devices.index(device), int(sm_count)))
                            for (device, sm_count), ok in zip(targets, on) if ok])
-        for quantity, extra in (("time", None), ("power", np.log(base_power_w))):
+        busy = float(_loop_busy(base_time, base_power_w, base_energy_j))
+        for quantity in ("time", "power"):
             trees = surfaces["regressions"].get(quantity)
             if trees is None:
                 continue
-            rows = feats if extra is None else np.column_stack(
-                [feats, np.nan_to_num(np.log(factors["time"][np.asarray(on)])),
-                 [_constant_energy(base_power_w, float(f), idle, devices.index(dv))
-                  for f, (dv, _), ok in zip(factors["time"], targets, on) if ok],
-                 np.full(len(feats), np.nan_to_num(extra))])
+            rows = np.column_stack([feats, np.full(len(feats), busy)])
+            if quantity == "power":
+                rows = np.column_stack(
+                    [feats, np.nan_to_num(np.log(factors["time"][np.asarray(on)])),
+                     [_constant_energy(base_power_w, float(f), idle, devices.index(dv))
+                      for f, (dv, _), ok in zip(factors["time"], targets, on) if ok],
+                     np.full(len(feats), busy),
+                     np.full(len(feats), np.nan_to_num(np.log(base_power_w)))])
             factors[quantity][np.asarray(on)] = np.exp(trees.predict(rows))  # one call, all targets
     return pd.DataFrame({"device": [d for d, _ in targets],
                          "sm_count": [int(s) for _, s in targets],
