@@ -11,8 +11,6 @@ import sys
 from importlib import import_module
 from typing import NoReturn
 
-from rich.text import Text
-
 from kerncast._errors import KerncastError
 from kerncast.cli._app import app as _app
 from kerncast.cli._output import err_console, print_json
@@ -74,6 +72,8 @@ def main(argv: list[str] | None = None) -> int:
         if as_json:
             print_json(error_object(exc))
         else:
+            from rich.text import Text  # noqa: PLC0415 (on use: see cli._output)
+
             err_console.print(Text.assemble(("error: ", "bold red"), str(exc)))
         return exc.exit_code
     except KeyboardInterrupt:

@@ -8,16 +8,18 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pathlib import Path
 
-from rich.console import Console
-
 from kerncast._errors import InputError
 
-__all__ = ["console", "err_console", "print_json", "progress", "status", "writable_dir",
-           "writable_parent"]
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+__all__ = ["console", "err_console", "escape", "new_table", "print_json", "progress", "status",
+           "writable_dir", "writable_parent"]
 
 #: On a standard error that is not a terminal (a log file, CI), a progress line at most
 #: this often, in seconds.
@@ -25,10 +27,46 @@ LOG_EVERY_S = 10.0
 
 #: piped output is read by programs and people alike: no table is cut to 80 columns
 _WIDE = 400
-console = Console(highlight=False, soft_wrap=True,
-                  width=None if sys.stdout.isatty() else _WIDE)
-err_console = Console(stderr=True, highlight=False, soft_wrap=True,
-                      width=None if sys.stderr.isatty() else _WIDE)
+
+
+class _OnUse:
+    """A Rich console made on its first use, so that output for programs (``--json``)
+    does not import Rich (about 80 ms of a command's start-up)."""
+
+    def __init__(self, stderr: bool):
+        self._stderr = stderr
+        self._console: Console | None = None
+
+    def get(self) -> Console:
+        """The console itself."""
+        if self._console is None:
+            from rich.console import Console  # noqa: PLC0415 (on use, see the class)
+
+            stream = sys.stderr if self._stderr else sys.stdout
+            self._console = Console(stderr=self._stderr, highlight=False, soft_wrap=True,
+                                    width=None if stream.isatty() else _WIDE)
+        return self._console
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.get(), name)
+
+
+console: Any = _OnUse(stderr=False)
+err_console: Any = _OnUse(stderr=True)
+
+
+def escape(text: str) -> str:
+    """``text`` with Rich's markup escaped."""
+    from rich.markup import escape as rich_escape  # noqa: PLC0415 (on use, see _OnUse)
+
+    return rich_escape(text)
+
+
+def new_table(**options: Any) -> Table:
+    """A Rich table (``options`` as ``rich.table.Table`` takes them)."""
+    from rich.table import Table  # noqa: PLC0415 (on use, see _OnUse)
+
+    return Table(**options)
 
 
 def status(text: str, quiet: bool) -> Any:
@@ -62,7 +100,7 @@ def _bar(what: str) -> Iterator[Report]:
     )
 
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=err_console) as bar:
+                  TimeElapsedColumn(), console=err_console.get()) as bar:
         task = bar.add_task(what, total=None)
         yield lambda done, total, label: bar.update(task, completed=done, total=total,
                                                     description=(label or what)[:60])

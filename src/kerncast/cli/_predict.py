@@ -8,14 +8,12 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
-from rich.table import Table
 
 from kerncast._errors import InputError
 from kerncast.cli._app import app
 from kerncast.cli._fanout import AddressOpt, ExecutorOpt, WorkersOpt, executor_of
-from kerncast.cli._output import (console, err_console, print_json, progress, status,
-                                  writable_parent)
+from kerncast.cli._output import (console, err_console, escape, new_table, print_json,
+                                  progress, status, writable_parent)
 from kerncast.cli._target import (ArgOpt, BlockOpt, CompilerOpt, DefineOpt, GridOpt, KernelOpt,
                                   OptionOpt, SmemOpt, parse_config, target_of)
 from kerncast.devices import get_device
@@ -124,7 +122,7 @@ def predict_cmd(
 
 def show_breakdown(breakdown: dict[str, float], seconds: float) -> None:
     """The parts of a predicted time as a table, and whether they overlap."""
-    table = Table(title="where the time goes", title_justify="left")
+    table = new_table(title="where the time goes", title_justify="left")
     table.add_column("part")
     table.add_column("time", justify="right")
     for part, value in breakdown.items():
@@ -236,7 +234,7 @@ def sweep_cmd(
         print_json({"rows": rows, "compare": scored} if measured is not None else rows)
         return
     title = f"{kernel} on {device}" + ("" if target.own else f", size {size}")
-    table = Table(title=f"{title}: {len(rows)} configurations", title_justify="left")
+    table = new_table(title=f"{title}: {len(rows)} configurations", title_justify="left")
     for col in ("rank", "configuration", "predicted", "vs best", "bottleneck"):
         table.add_column(col, justify="right" if col in ("rank", "predicted", "vs best") else "left")
     best = rows[0]["seconds"] if rows else 0

@@ -31,7 +31,6 @@ from kerncast.measure import BACKEND_KINDS
 from kerncast.devices import get_device
 from kerncast.models._journal import Journal
 from kerncast.models._search import Search, config_key, search
-from kerncast.execute import Failed, get_executor
 
 __all__ = ["accuracy_table", "predict", "resolve_kernel", "sweep", "sweep_space"]
 
@@ -431,6 +430,8 @@ def _fanned(fn, items: list, shared: tuple, executor: Any, progress, journal: An
     """``fn(shared, item)`` for every item on ``executor``, in the items' order; an item
     that failed in its worker is a failed row. Items whose key the ``journal`` holds are
     taken from it; each new row is added to it as it comes."""
+    from kerncast.execute import Failed, get_executor  # noqa: PLC0415 (for a sweep: process pools)
+
     runner = executor or get_executor("serial")
     keys = keys or [str(i) for i in range(len(items))]
     known = journal.rows if journal is not None else {}

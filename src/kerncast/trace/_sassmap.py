@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -339,7 +338,7 @@ def _copies(instructions, ptx: _Ptx, loop) -> int | None:
                        ptx.loop_of.get(i.line) == loop)
     if not per_line:
         return None
-    return max(1, int(round(statistics.median(per_line.values()))))
+    return max(1, int(round(float(np.median(list(per_line.values()))))))
 
 
 def _vote(instructions, ptx: _Ptx):
@@ -435,7 +434,7 @@ def map_sass(trace, *, arch: str = "sm_90", code=None) -> SassMapping:
                 anchors = inside or anchors
             loop = _vote(anchors, ptx)
             mine = [i for i in anchors if ptx.loop_of.get(i.line) == loop]
-            anchor = statistics.median([ptx.count.get(i.line, 0.0) for i in mine]) \
+            anchor = float(np.median([ptx.count.get(i.line, 0.0) for i in mine])) \
                 if mine else 0.0
             if any(i.base == "CALL" and _slow_path(i.target) for i in block.instructions):
                 anchor = 0.0  # the call of a slow path: taken as never run
