@@ -16,9 +16,12 @@ one-hidden-layer sigmoid network on the counters), the same with an oracle class
 scaling values, kerncast's regression (the model's default: trees on how the base run is
 bound and its waves learn the log ratio to each target), and a what-if baseline that
 needs no training: time scaled by the SM-count ratio (base SMs / target SMs, devices
-alike) and dynamic power by its inverse (energy: the two multiplied). The static model's
---sm-count what-if is not run here: it emulates every kernel (minutes per kernel on this
-machine's two cores).
+alike) and dynamic power by its inverse (energy: the two multiplied). And the static
+model's --sm-count/--device what-if (time only; no training): its predicted time at the
+target over its predicted time at the base, times the base run's measured time, and its
+predicted time at the target alone (no run at all). Its predictions are read from
+data/probes/static-sm-sweep.parquet (tools/static_sm_sweep.py: 16 minutes of emulation
+on two cores, 6 on sixteen).
 
 Then: the error broken down by target configuration, by kind of (base -> target) pair
 and by size; a measurement floor for power (the closest non-decreasing curve through
@@ -74,6 +77,9 @@ class Data:
         swept = {tuple(k) for k in frame[INSTANCE].drop_duplicates().itertuples(index=False)}
         self.usable = sorted(k for k in swept if k in self.inputs.index
                              and np.isfinite(self.runs.loc[k, "time_s"]))
+        static = pd.read_parquet(STATIC_SWEEP) if STATIC_SWEEP.exists() else pd.DataFrame(
+            columns=[*INSTANCE, "device", "sm_count", "static_s"])
+        self.static = static.set_index([*INSTANCE, "device", "sm_count"])["static_s"]
 
 
 def load_all() -> tuple[Dataset, pd.DataFrame]:
@@ -104,6 +110,25 @@ def _baseline(run: pd.Series, idle: dict, targets: list, base: tuple[str, int]) 
         rows.append({"device": dev, "sm_count": s, "time_s": run["time_s"] * ratio, "power_w": power,
                      "energy_j": run["energy_j"] * ratio * power / float(run["power_w"])})
     return pd.DataFrame(rows)
+
+
+STATIC_SWEEP = ROOT / "data" / "probes" / "static-sm-sweep.parquet"
+STATIC_FROM_BASE = "static what-if x base time"
+STATIC_ALONE = "static model alone (no run)"
+
+
+def _static(run: pd.Series, instance: tuple, targets: list, base: tuple[str, int],
+            static: pd.Series) -> dict[str, pd.DataFrame]:
+    """The static model's time at each target: scaled from the measured base time by its
+    own ratio, and as it predicts it (power and energy: none)."""
+    at_base = static.get((*instance, *base), np.nan)
+    rows: dict[str, list] = {STATIC_FROM_BASE: [], STATIC_ALONE: []}
+    for dev, s in targets:
+        own = static.get((*instance, dev, s), np.nan)
+        for name, t in ((STATIC_FROM_BASE, run["time_s"] * own / at_base), (STATIC_ALONE, own)):
+            rows[name].append({"device": dev, "sm_count": s, "time_s": t, "power_w": np.nan,
+                                "energy_j": np.nan})
+    return {name: pd.DataFrame(r) for name, r in rows.items()}
 
 
 def _pair(base: tuple[str, int], device: str, sm_count: int) -> str:
@@ -155,6 +180,8 @@ def run_fold(d: Data, train: list[tuple], test: list[tuple], *, k: int, space: s
         if baseline:
             rows += _error_rows(_baseline(run, idle, targets, d.base), meas, "SM-ratio what-if",
                                 inst, idle, d.base)
+            for name, pred in _static(run, inst, targets, d.base, d.static).items():
+                rows += _error_rows(pred, meas, name, inst, idle, d.base)
     return rows
 
 
