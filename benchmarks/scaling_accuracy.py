@@ -32,8 +32,8 @@ large where measured); and (without --quick) the cluster-count sweep.
 
 Power is the average board power NVML measured over a loop of launches; the published
 model predicts its dynamic part (average minus the device's idle power, as published) and
-adds the idle power back, the regression predicts the board power's ratio. The dynamic
-power's own error is shown too. The last line is the model's default (the regression).
+adds the idle power back, and so does the regression (it learns the dynamic power's
+ratio). The dynamic power's own error is shown too. The last line is the model's default (the regression).
 
 Run: .venv/bin/python benchmarks/scaling_accuracy.py [--folds 5] [--quick]
 """

@@ -235,6 +235,14 @@ def test_loop_busy_is_the_launch_time_over_the_loops_time_per_launch():
     assert list(_loop_busy(np.array([1.0, 2.0]), np.array([10.0, 10.0]), np.array([10.0, 0.0]))) == [0.0, 0.0]
 
 
+def test_dynamic_power_is_board_less_idle_with_a_floor():
+    from kerncast.models._scaling import DYNAMIC_FLOOR_W, _dynamic
+
+    assert _dynamic(300.0, 118.0) == pytest.approx(182.0)
+    assert _dynamic(120.0, 118.0) == DYNAMIC_FLOOR_W  # a reading at idle: the floor
+    assert np.isnan(_dynamic(300.0, float("nan")))  # no idle power: no dynamic power
+
+
 def test_regression_needs_the_physical_inputs(planted):
     runs = base_runs(planted, BASE)
     with pytest.raises(InputError, match="physical inputs"):

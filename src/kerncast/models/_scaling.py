@@ -35,9 +35,11 @@ SM-count ratio). Power's trees also read the time's ratio (measured in training,
 time trees' prediction when predicting) and the power that ratio gives if the launch's
 dynamic energy stays the same (idle power plus the base's dynamic power over the time
 ratio): a launch drawn out over fewer SMs spreads the same work over a longer time.
-Both read how busy the base run's energy loop kept the GPU (its median launch time times
-the launches over the loop's length: base time x base power / base energy per launch):
-a launch of a few microseconds leaves gaps between launches that a longer one does not.
+They learn the dynamic power's ratio (board power less the device's idle power), and
+the prediction adds the target device's idle power back. Time's and power's trees both
+read how busy the base run's energy loop kept the GPU (its median launch time times the
+launches over the loop's length: base time x base power / base energy per launch): a
+launch of a few microseconds leaves gaps between launches that a longer one does not.
 Every training instance with any measured target counts, also those measured on one
 device only. Energy is the base energy times the time and power factors.
 ``method="clusters"`` is the published model.
@@ -359,6 +361,14 @@ def _loop_busy(base_time: Any, base_power: Any, base_energy: Any) -> Any:
                              nan=0.0, posinf=0.0, neginf=0.0)
 
 
+def _dynamic(board: float, idle: float) -> float:
+    """Dynamic power: board power less the device's idle power, at least
+    :data:`DYNAMIC_FLOOR_W` (NaN where either is missing)."""
+    if not (np.isfinite(board) and np.isfinite(idle)):
+        return np.nan
+    return max(board - idle, DYNAMIC_FLOOR_W)
+
+
 def _fit_regression(x: np.ndarray, grid: np.ndarray, base: tuple[int, int], seed: int,
                     extra: np.ndarray, base_power: np.ndarray | None = None,
                     times: np.ndarray | None = None, idle: list[float] | None = None) -> Any:
@@ -367,8 +377,9 @@ def _fit_regression(x: np.ndarray, grid: np.ndarray, base: tuple[int, int], seed
     loop's :func:`_loop_busy`, and for power the log base power). For power,
     ``base_power`` (per instance) and ``times`` (the time grid, whose log ratio at the
     pair joins the row with :func:`_constant_energy` from ``idle``, each device's idle
-    power). ``base`` is (device index, SM index) in ``grid``. A power pair without a
-    measured time is left out."""
+    power). Power's target is the log ratio of the dynamic powers (:func:`_dynamic`).
+    ``base`` is (device index, SM index) in ``grid``. A power pair without a measured
+    time or an idle power is left out."""
     from sklearn.ensemble import ExtraTreesRegressor  # noqa: PLC0415 (on use: scikit-learn)
 
     rows, ys = [], []
@@ -382,14 +393,18 @@ def _fit_regression(x: np.ndarray, grid: np.ndarray, base: tuple[int, int], seed
                 if (d, j) == base or not (np.isfinite(value) and value > 0):
                     continue
                 feats = _pair_features(x[i], SM_AXIS[base[1]], (d, s))
+                y = np.log(value / start[i])
                 if times is not None and base_power is not None:
                     slower = times[i, d, j] / times[i, base[0], base[1]]
-                    if not (np.isfinite(slower) and slower > 0):
+                    if not (np.isfinite(slower) and slower > 0) or idle is None:
+                        continue
+                    y = np.log(_dynamic(value, idle[d]) / _dynamic(start[i], idle[base[0]]))
+                    if not np.isfinite(y):
                         continue
                     feats = np.r_[feats, np.log(slower),
                                   _constant_energy(float(base_power[i]), slower, idle, d)]
                 rows.append(np.r_[feats, np.nan_to_num(extra[i])])
-                ys.append(np.log(value / start[i]))
+                ys.append(y)
     if len(rows) < 2:
         return None
     trees = ExtraTreesRegressor(n_estimators=REGRESSION_TREES, min_samples_leaf=REGRESSION_LEAF,
@@ -653,7 +668,11 @@ def _predict_regression(surfaces: Mapping[str, Any], base_time: float,
                       for f, (dv, _), ok in zip(factors["time"], targets, on) if ok],
                      np.full(len(feats), busy),
                      np.full(len(feats), np.nan_to_num(np.log(base_power_w)))])
-            factors[quantity][np.asarray(on)] = np.exp(trees.predict(rows))  # one call, all targets
+            ratio = np.exp(trees.predict(rows))  # one call, all targets
+            if quantity == "power":  # dynamic power's ratio: the target's idle power back
+                idle_at = np.array([idle[devices.index(dv)] for (dv, _), ok in zip(targets, on) if ok])
+                ratio = (idle_at + _dynamic(base_power_w, idle[0]) * ratio) / base_power_w
+            factors[quantity][np.asarray(on)] = ratio
     return pd.DataFrame({"device": [d for d, _ in targets],
                          "sm_count": [int(s) for _, s in targets],
                          "time_s": base_time * factors["time"],
