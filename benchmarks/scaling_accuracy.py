@@ -336,7 +336,7 @@ def main() -> None:
         print(cluster_sweep(d, folds, k_max).to_string())
     print(f"\n({time.perf_counter() - start:.0f} s)")
     means = errors.loc[errors["method"] == REGRESSION, ["time", "power"]].mean()
-    print(f"scaling time error: {means['time']:.1f}% power error: {means['power']:.1f}%")
+    print(f"scaling time error: {means['time']:.2f}% power error: {means['power']:.2f}%")
 
 
 if __name__ == "__main__":
