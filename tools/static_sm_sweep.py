@@ -5,11 +5,12 @@
 For each kernel instance (kernel, size, config) with an SM-count sweep in data/h100 or
 data/h200, the static predictor (no GPU run) predicts its launch on the H100 and the H200
 at each SM count of ``kerncast.models._scaling.SM_AXIS`` (``predict_launch(...,
-sm_count=N)``). The scaling-surfaces regression can read the ratio of these predictions
-as an input (``benchmarks/scaling_accuracy.py --static``). Every instance runs in its own
-process; the output is rewritten as each instance ends, so a stopped run keeps what it
-did. Columns: the instance, device, sm_count, static_s (NaN where the predictor failed),
-bottleneck, error, seconds (to predict) and provenance (kerncast commit, when).
+sm_count=N)``). ``benchmarks/scaling_accuracy.py`` scores this what-if beside the
+scaling-surfaces models. Every instance runs in its own process; the output is rewritten
+as each instance ends, so a stopped run keeps what it did, and a run with an existing
+output predicts only the instances it lacks. Columns: the instance, device, sm_count,
+static_s (NaN where the predictor failed), bottleneck, error, seconds (to predict) and
+provenance (kerncast commit, when).
 """
 
 from __future__ import annotations
@@ -89,6 +90,13 @@ def main() -> int:
         todo = [r for r in todo if r["kernel"] in keep]
     prov = _provenance()
     done: list[dict] = []
+    if args.out.exists():
+        kept = pd.read_parquet(args.out)
+        have = set(kept[INSTANCE].itertuples(index=False, name=None))
+        todo = [r for r in todo if tuple(r[k] for k in INSTANCE) not in have]
+        done = kept.to_dict("records")
+        print(f"{len(have)} instances already in {args.out}; {len(todo)} to predict",
+              file=sys.stderr)
     started = time.perf_counter()
     with ProcessPoolExecutor(max_workers=args.jobs, max_tasks_per_child=1) as pool:
         futures = {pool.submit(_predict, row): row for row in todo}
@@ -108,7 +116,7 @@ def main() -> int:
                   f"({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
     frame = pd.DataFrame(done)
     failed = int(frame["static_s"].isna().sum())
-    print(f"{len(frame)} predictions of {len(todo)} instances, {failed} failed, "
+    print(f"{len(frame)} predictions ({len(todo)} instances new), {failed} failed, "
           f"{time.perf_counter() - started:.0f} s")
     return 0
 
