@@ -5,10 +5,11 @@ median time, average power, energy per launch and Nsight Compute counters) is pr
 at every other measured configuration (H100 and H200 at 8..132 SMs) by a model fitted on
 the other kernels only (5 folds by kernel: a kernel's instances, every size and launch
 configuration, are never in the fit that predicts them). Instances: the default launch at
-sizes large and medium (swept on both devices) and, at size medium, two more launch
-configurations per kernel (swept on the H200 only; they count for the H200 targets and
-train what they can). The error is the mean absolute percentage error over every
-(base -> target) pair, the base excluded, pooled over instances.
+sizes large and medium (swept on both devices) and, at sizes medium and small, the launch
+configurations swept on the H200 only that have H100 counters at 132 SMs (they count for
+the H200 targets and train what they can; size small has no energy sweep yet). The error
+is the mean absolute percentage error over every (base -> target) pair, the base
+excluded, pooled over instances.
 
 Reported: the published model (K-means on the scaling values, 12 clusters per set, a
 one-hidden-layer sigmoid network on the counters), the same with an oracle classifier
