@@ -20,3 +20,11 @@ def test_a_command_loads_only_its_own_module_and_still_runs():
     loaded = {m for m in modules_after(["split", "--help"]) if m.startswith("kerncast.cli._")}
     assert "kerncast.cli._split" in loaded
     assert not loaded & {"kerncast.cli._measure", "kerncast.cli._evaluate", "kerncast.cli._data"}
+
+
+def test_a_prediction_for_programs_loads_no_rich_and_no_process_pools():
+    loaded = modules_after(["predict", "corpus:copy_vector", "--size", "small", "--device",
+                            "h100", "--json"])
+    assert "kerncast.sim" in loaded  # it predicted
+    assert not loaded & {"rich", "rich.console", "multiprocessing", "kerncast.execute",
+                         "statistics"}
