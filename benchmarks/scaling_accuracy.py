@@ -21,8 +21,8 @@ alike) and dynamic power by its inverse (energy: the two multiplied). And the st
 model's --sm-count/--device what-if (time only; no training): its predicted time at the
 target over its predicted time at the base, times the base run's measured time, and its
 predicted time at the target alone (no run at all). Its predictions are read from
-data/probes/static-sm-sweep.parquet (tools/static_sm_sweep.py: 16 minutes of emulation
-on two cores, 6 on sixteen).
+data/probes/static-sm-sweep.parquet (tools/static_sm_sweep.py: 410 s for 431 instances
+on sixteen cores; 49 s for 10 instances on two).
 
 Then: the error broken down by target configuration, by kind of (base -> target) pair
 and by size; a measurement floor for power (the closest non-decreasing curve through
@@ -34,7 +34,8 @@ large where measured); and (without --quick) the cluster-count sweep.
 Power is the average board power NVML measured over a loop of launches; the published
 model predicts its dynamic part (average minus the device's idle power, as published) and
 adds the idle power back, and so does the regression (it learns the dynamic power's
-ratio). The dynamic power's own error is shown too. The last line is the model's default (the regression).
+ratio). The dynamic power's own error is shown too. The last line is the model's default
+(the regression).
 
 Run: .venv/bin/python benchmarks/scaling_accuracy.py [--folds 5] [--quick]
 """
