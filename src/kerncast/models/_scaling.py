@@ -342,13 +342,21 @@ def _busiest(x: np.ndarray, units: tuple[str, ...]) -> float:
     return max(finite) / 100.0 if finite else np.nan
 
 
+def _dynamic(board: float, idle: float) -> float:
+    """Dynamic power: board power less the device's idle power, at least
+    :data:`DYNAMIC_FLOOR_W` (NaN where either is missing)."""
+    if not (np.isfinite(board) and np.isfinite(idle)):
+        return np.nan
+    return max(board - idle, DYNAMIC_FLOOR_W)
+
+
 def _constant_energy(base_power: float, slower: float, idle: list[float] | None, device: int) -> float:
     """log of the board power at the target over the base's if the launch's dynamic
     energy stayed the same: the target device's idle power plus the base's dynamic power
     spread over ``slower`` times the base's time (0 where a figure is missing)."""
     if idle is None or not (np.isfinite(slower) and slower > 0 and np.isfinite(base_power)):
         return 0.0
-    power = idle[device] + max(base_power - idle[0], DYNAMIC_FLOOR_W) / slower
+    power = idle[device] + _dynamic(base_power, idle[0]) / slower
     return float(np.log(power / base_power)) if np.isfinite(power) and power > 0 else 0.0
 
 
@@ -361,23 +369,15 @@ def _loop_busy(base_time: Any, base_power: Any, base_energy: Any) -> Any:
                              nan=0.0, posinf=0.0, neginf=0.0)
 
 
-def _dynamic(board: float, idle: float) -> float:
-    """Dynamic power: board power less the device's idle power, at least
-    :data:`DYNAMIC_FLOOR_W` (NaN where either is missing)."""
-    if not (np.isfinite(board) and np.isfinite(idle)):
-        return np.nan
-    return max(board - idle, DYNAMIC_FLOOR_W)
-
-
 def _fit_regression(x: np.ndarray, grid: np.ndarray, base: tuple[int, int], seed: int,
-                    extra: np.ndarray, base_power: np.ndarray | None = None,
-                    times: np.ndarray | None = None, idle: list[float] | None = None) -> Any:
+                    extra: np.ndarray, times: np.ndarray | None = None,
+                    idle: list[float] | None = None) -> Any:
     """Trees on every (training instance, measured target) pair: ``log(q(target) /
     q(base))`` from :func:`_pair_features` and ``extra``, per instance columns (the base
-    loop's :func:`_loop_busy`, and for power the log base power). For power,
-    ``base_power`` (per instance) and ``times`` (the time grid, whose log ratio at the
-    pair joins the row with :func:`_constant_energy` from ``idle``, each device's idle
-    power). Power's target is the log ratio of the dynamic powers (:func:`_dynamic`).
+    loop's :func:`_loop_busy`, and for power the log base power). ``times`` (the time
+    grid) makes it power's: ``grid`` is the board power, the time's log ratio at the
+    pair joins the row with :func:`_constant_energy` from ``idle`` (each device's idle
+    power), and the target is the log ratio of the dynamic powers (:func:`_dynamic`).
     ``base`` is (device index, SM index) in ``grid``. A power pair without a measured
     time or an idle power is left out."""
     from sklearn.ensemble import ExtraTreesRegressor  # noqa: PLC0415 (on use: scikit-learn)
@@ -387,6 +387,7 @@ def _fit_regression(x: np.ndarray, grid: np.ndarray, base: tuple[int, int], seed
     for i in range(len(grid)):
         if not (np.isfinite(x[i]).any() and np.isfinite(start[i]) and start[i] > 0):
             continue
+        base_dynamic = _dynamic(start[i], idle[base[0]]) if idle is not None else np.nan
         for d in range(grid.shape[1]):
             for j, s in enumerate(SM_AXIS):
                 value = grid[i, d, j]
@@ -394,15 +395,15 @@ def _fit_regression(x: np.ndarray, grid: np.ndarray, base: tuple[int, int], seed
                     continue
                 feats = _pair_features(x[i], SM_AXIS[base[1]], (d, s))
                 y = np.log(value / start[i])
-                if times is not None and base_power is not None:
+                if times is not None:
                     slower = times[i, d, j] / times[i, base[0], base[1]]
                     if not (np.isfinite(slower) and slower > 0) or idle is None:
                         continue
-                    y = np.log(_dynamic(value, idle[d]) / _dynamic(start[i], idle[base[0]]))
+                    y = np.log(_dynamic(value, idle[d]) / base_dynamic)
                     if not np.isfinite(y):
                         continue
                     feats = np.r_[feats, np.log(slower),
-                                  _constant_energy(float(base_power[i]), slower, idle, d)]
+                                  _constant_energy(float(start[i]), slower, idle, d)]
                 rows.append(np.r_[feats, np.nan_to_num(extra[i])])
                 ys.append(y)
     if len(rows) < 2:
@@ -532,8 +533,8 @@ def fit_surfaces(frame: pd.DataFrame, inputs: pd.DataFrame, *, base: tuple[str, 
             if power:
                 grid, extra = board, np.column_stack([extra, np.log(at_base[1])])
             regressions[quantity] = _fit_regression(
-                x_phys, grid, start, seed, extra, at_base[1] if power else None,
-                time_grid if power else None, [idle.get(dv, np.nan) for dv in devices])
+                x_phys, grid, start, seed, extra, time_grid if power else None,
+                [idle.get(dv, np.nan) for dv in devices])
     return {"base": [base[0], int(base[1])], "devices": devices, "axis": list(SM_AXIS),
             "features": list(FEATURES), "lo": lo, "hi": hi, "idle_w": idle, "space": space,
             "n_clusters": int(n_clusters), "sets": sets, "method": method,
@@ -624,7 +625,7 @@ def predict_surface(surfaces: Mapping[str, Any], base_time: float,
         return _predict_regression(surfaces, base_time, base_counters, list(targets),
                                    base_power_w, base_energy_j)
     idle = surfaces["idle_w"]
-    base_dyn = max(base_power_w - idle.get(base_dev, np.nan), DYNAMIC_FLOOR_W)
+    base_dyn = _dynamic(base_power_w, idle.get(base_dev, np.nan))
     starts = {"time": base_time, "power": base_dyn, "energy": base_energy_j}
     rows = []
     for device, sm_count in targets:
