@@ -330,6 +330,18 @@ def test_a_small_histogram_is_bound_by_the_atomic_units():
     assert t_few > 5 * predict_launch(*k.instance(many), "h100").seconds
 
 
+def test_one_traced_block_still_sees_an_address_the_whole_grid_shares():
+    # size small: 32 blocks of 128, one per SM, so one block is traced; every thread adds
+    # to bin 0, and the 4,096 adds serialise on that one address
+    k = get_kernel("atomic_contention")
+    one = k.launch("small", {"bx": 128, "nbins": 1})
+    contended, _ = machine_for("h200").atomic_rates()
+    seconds = predict_launch(*k.instance(one), "h200").seconds
+    assert seconds >= 4096 / contended
+    spread = k.launch("small", {"bx": 128, "nbins": 65536})
+    assert seconds > 1.3 * predict_launch(*k.instance(spread), "h200").seconds
+
+
 # -- grids whose blocks differ in work -----------------------------------------------------------
 
 def test_short_blocks_are_those_that_finish_within_the_budget():

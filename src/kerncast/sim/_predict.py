@@ -513,7 +513,14 @@ def predict_launch(kernel: Kernel, launch: Launch, device: str | Device, *,
     execute = cycles / machine.clock_hz
     dispatch = machine.dispatch_seconds(blocks)
     fixed = machine.launch_fixed_seconds()
-    atomics = _atomic_seconds(trace, machine, blocks, sorted(set(sources)), rnd)
+    neighbour = None
+    if len(set(sources)) == 1 and blocks > 1 and len(_global_atomics(trace)[2]):
+        # one traced block cannot tell a grid-wide address from its own: trace block 1
+        neighbour = emulate(module, launch, values, [1], entry=compiled.entry,
+                            registers=res.registers, memory_budget=MEMORY_BUDGET, inplace=True,
+                            exact=False, values="needed", constants=launch.constants,
+                            labels=list(launch.names)).trace
+    atomics = _atomic_seconds(trace, machine, blocks, sorted(set(sources)), rnd, neighbour)
     straggler = _straggler_seconds(loop, rnd, full, machine)
     execute = max(execute, atomics, straggler)
     seconds = fixed + max(execute, dispatch)
@@ -598,7 +605,15 @@ def check_fits(kernel: Kernel, launch: Launch, dev: Device) -> None:
                          "choose a smaller size or params")
 
 
-def _atomic_seconds(trace, machine: Machine, blocks: int, traced: list[int], rnd) -> float:
+def _global_atomics(trace) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(warp, request, address) of each lane access of ``trace`` that is a global atomic."""
+    acc = trace.memory
+    atomic = (acc.kind == KINDS.index("atomic")) & (acc.space == SPACES.index("global"))
+    return acc.warp[atomic], acc.request[atomic], acc.address[atomic]
+
+
+def _atomic_seconds(trace, machine: Machine, blocks: int, traced: list[int], rnd,
+                    neighbour=None) -> float:
     """The least time the L2's atomic units need: operations on one address serialise
     (calibrated contended rate), all of them share the uncontended rate, and operations
     spread over few addresses go at the calibrated rate for that many random addresses
@@ -607,15 +622,13 @@ def _atomic_seconds(trace, machine: Machine, blocks: int, traced: list[int], rnd
     word. A request whose lanes add to consecutive words of one line (a block merging
     its private histogram) is one operation on that line, not one per lane, and is
     left to the first two bounds. An address the traced blocks share is one the whole
-    grid shares; counts scale to the grid."""
-    acc = trace.memory
-    atomic = (acc.kind == KINDS.index("atomic")) & (acc.space == SPACES.index("global"))
-    if not atomic.any():
+    grid shares; counts scale to the grid. Where one block is traced, the trace of
+    another (``neighbour``) tells which of its addresses other blocks hit too."""
+    warp, request, address = _global_atomics(trace)
+    if not len(address):
         return 0.0
-    wpb = trace.warps_per_block
-    block = acc.warp[atomic] // wpb
-    address = acc.address[atomic]
-    scattered = _scattered(acc.request[atomic], address)
+    block = warp // trace.warps_per_block
+    scattered = _scattered(request, address)
     keep = np.isin(block, traced)
     block, address, scattered = block[keep], address[keep], scattered[keep]
     if not len(address):
@@ -626,6 +639,8 @@ def _atomic_seconds(trace, machine: Machine, blocks: int, traced: list[int], rnd
     spread = np.zeros(len(counts), np.int64)
     pairs = np.unique(np.stack([inverse.reshape(-1), block]), axis=1)
     np.add.at(spread, pairs[0], 1)
+    if len(traced) == 1 and neighbour is not None:  # shared with another block: with all
+        spread += np.isin(np.unique(address), _global_atomics(neighbour)[2]).astype(np.int64)
     scaled = np.where(spread > 1, counts * grid_scale, counts * memory_scale)
     contended, uncontended = machine.atomic_rates()
     total = len(address) * grid_scale
