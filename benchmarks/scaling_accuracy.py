@@ -27,9 +27,12 @@ on sixteen cores; 49 s for 10 instances on two).
 Then: the error broken down by target configuration, by kind of (base -> target) pair
 and by size; a measurement floor for power (the closest non-decreasing curve through
 each instance's own power readings on each device, fitted to the readings themselves);
-the base-configuration study (one model per base SM count on the H100, from counters
-measured inside a green context at that SM count, size medium for every SM count and
-large where measured); and (without --quick) the cluster-count sweep.
+the error per kernel; the same study from the H200 at 132 SMs as the base (every
+instance with an H200 base run with counters, power where that run has energy, in
+folds of its own); and (without --quick) the base-configuration study (one model per
+base SM count on the H100, from counters measured inside a green context at that SM
+count, size medium for every SM count and large where measured) and the cluster-count
+sweep.
 
 Power is the average board power NVML measured over a loop of launches; the published
 model predicts its dynamic part (average minus the device's idle power, as published) and
@@ -261,6 +264,34 @@ def base_study(data: Dataset, frame: pd.DataFrame, folds: list[list[str]]) -> pd
     return pd.DataFrame(rows).set_index("base SMs").round(1)
 
 
+SECOND_BASE = ("h200", 132)
+
+
+def second_base(data: Dataset, frame: pd.DataFrame, n_folds: int) -> tuple[str, pd.DataFrame]:
+    """The same study from the H200 at 132 SMs: every instance with an H200 base run with
+    counters (any swept launch configuration and size) predicted at every other measured
+    configuration, in its own folds by kernel. Returns a line naming the instances and
+    the error table."""
+    d = Data(data, frame, SECOND_BASE)
+    kernels = sorted({u[0] for u in d.usable})
+    errors = cross_validate(d, kernel_folds(kernels, n_folds), k=PUBLISHED_K, space="ratio",
+                            quantities=("time", "power", "energy"), label=REGRESSION,
+                            oracle=False, baseline=True, method="regression")
+    sizes = pd.Series([u[1] for u in d.usable]).value_counts()
+    powered = errors.loc[errors["method"] == REGRESSION].dropna(subset=["power"])
+    line = (f"{len(d.usable)} instances of {len(kernels)} kernels ("
+            + ", ".join(f"{n} {s}" for s, n in sizes.items())
+            + f"), {int((errors['method'] == REGRESSION).sum())} pairs, "
+            f"{powered[INSTANCE].drop_duplicates().shape[0]} instances with a power sweep")
+    table = _summary(errors)
+    own = errors[errors["method"] == REGRESSION]
+    for size, g in own.groupby("size"):
+        table.loc[f"{REGRESSION}, size {size}", ["time", "power", "energy"]] = \
+            g[["time", "power", "energy"]].mean().round(1).to_numpy()
+        table.loc[f"{REGRESSION}, size {size}", "pairs"] = len(g)
+    return line, table.astype({"pairs": int})
+
+
 def cluster_sweep(d: Data, folds: list[list[str]], k_max: int) -> pd.DataFrame:
     rows = []
     for k in range(2, k_max + 1):
@@ -328,6 +359,9 @@ def main() -> None:
           f"non-decreasing curve in SM count, {floor['straight line']:.1f}% from the closest line")
     print("\nper kernel (mean over its instances and targets), %:")
     print(_per_kernel(errors).to_string())
+    line, table = second_base(data, frame, args.folds)
+    print(f"\nfrom the H200 at 132 SMs as the base: {line}; mean absolute error, %:")
+    print(table.to_string())
     if not args.quick:
         print("\nbase-configuration study: one model per H100 base SM count (counters measured at "
               "that SM count), time error % to every other configuration, held out by kernel:")
