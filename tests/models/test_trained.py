@@ -48,12 +48,15 @@ def test_unknown_shipped_model_names_what_ships():
 
 
 def test_saved_model_round_trips(tmp_path, h100):
-    fitted = train("sampling-svr", h100.subset(sorted(h100.times["kernel"].unique())[:30]))
+    fitted = trained_model("sampling-svr", "h100")  # a fitted model, without fitting one here
     path = tmp_path / "svr.json"
     fitted.save(path)
     assert not list(tmp_path.glob(".*.tmp"))
     back = Predictor.load(path)
-    np.testing.assert_allclose(back.predict(h100), fitted.predict(h100), equal_nan=True)
+    some = h100.subset(sorted(h100.times["kernel"].unique())[:12])
+    want = fitted.predict(some)
+    assert np.isfinite(want).sum() >= 5
+    np.testing.assert_allclose(back.predict(some), want, equal_nan=True)
 
 
 def test_a_launch_its_base_measured_whole_is_passed_on_uncorrected(h100):
