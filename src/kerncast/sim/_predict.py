@@ -437,16 +437,16 @@ def predict_launch(kernel: Kernel, launch: Launch, device: str | Device, *,
         progress(f"generating the inputs of {kernel.name}{at} (its trace depends on their "
                  "values)")
     values, inputs = emulation_args(launch, program)  # ours to write
+
+    def run(chosen: list[int], **options: Any) -> Any:  # these blocks, as timing traces need
+        return emulate(module, launch, values, chosen, entry=compiled.entry,
+                       registers=res.registers, inplace=True, exact=False, values="needed",
+                       constants=launch.constants, labels=list(launch.names), **options)
+
     progress(f"emulating {len(emulated)} of {blocks:,} blocks")
-    result = emulate(module, launch, values, emulated, entry=compiled.entry,
-                     registers=res.registers, memory_budget=MEMORY_BUDGET,
-                     inplace=True, exact=False, values="needed", constants=launch.constants,
-                     labels=list(launch.names))
+    result = run(emulated, memory_budget=MEMORY_BUDGET)
     uneven = [] if dependent or blocks < 2 else short_blocks(
-        lambda chosen, budget: emulate(module, launch, values, chosen, entry=compiled.entry,
-                                       registers=res.registers, trace=False, inplace=True,
-                                       exact=False, values="needed", constants=launch.constants,
-                                       labels=list(launch.names), step_budget=budget),
+        lambda chosen, budget: run(chosen, trace=False, step_budget=budget),
         blocks, result.steps / len(emulated))
     if uneven:
         # blocks that exit early stand for part of the grid: trace blocks spread over it,
@@ -455,21 +455,14 @@ def predict_launch(kernel: Kernel, launch: Launch, device: str | Device, *,
                  "spread over the grid")
         stands, sources = choose_blocks(blocks, per_sm, n_sm, True)
         emulated = sorted(set(sources) | {0})
-        result = emulate(module, launch, values, emulated, entry=compiled.entry,
-                         registers=res.registers, memory_budget=MEMORY_BUDGET,
-                         inplace=True, exact=False, values="needed", constants=launch.constants,
-                         labels=list(launch.names))
+        result = run(emulated, memory_budget=MEMORY_BUDGET)
     trace = result.trace
     # the probes only show how addresses move from block to block: their first accesses
     traces = [trace]
     if probes:
-        traces.append(emulate(module, launch, values, probes, entry=compiled.entry,
-                              registers=res.registers, inplace=True,
-                              exact=False, values="needed", constants=launch.constants,
-                              labels=list(launch.names),
-                              memory_budget=MEMORY_BUDGET // 2 * len(probes),
-                              step_budget=_peek_steps(result, len(emulated), len(probes)),
-                              stop_when_traced=True).trace)
+        traces.append(run(probes, memory_budget=MEMORY_BUDGET // 2 * len(probes),
+                          step_budget=_peek_steps(result, len(emulated), len(probes)),
+                          stop_when_traced=True).trace)
     loop = loop_trip_bound(trace, list(result._regions.values()),
                            launch.threads_per_block) if dependent else None
     if loop is not None:
@@ -516,10 +509,7 @@ def predict_launch(kernel: Kernel, launch: Launch, device: str | Device, *,
     neighbour = None
     if len(set(sources)) == 1 and blocks > 1 and len(_global_atomics(trace)[2]):
         # one traced block cannot tell a grid-wide address from its own: trace block 1
-        neighbour = emulate(module, launch, values, [1], entry=compiled.entry,
-                            registers=res.registers, memory_budget=MEMORY_BUDGET, inplace=True,
-                            exact=False, values="needed", constants=launch.constants,
-                            labels=list(launch.names)).trace
+        neighbour = run([1], memory_budget=MEMORY_BUDGET).trace
     atomics = _atomic_seconds(trace, machine, blocks, sorted(set(sources)), rnd, neighbour)
     straggler = _straggler_seconds(loop, rnd, full, machine)
     execute = max(execute, atomics, straggler)
