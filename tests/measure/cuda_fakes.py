@@ -171,4 +171,15 @@ def fake_driver(log, total_sms=132, granularity=8):
     cu.cuLaunchKernel = launch
     cu.cuGetErrorName = lambda err: (ok, CUresult(err).name.encode())
     cu.cuDriverGetVersion = record("cuDriverGetVersion", 13000)
+    cu.CUstreamCaptureMode = types.SimpleNamespace(CU_STREAM_CAPTURE_MODE_THREAD_LOCAL=1)
+    cu.CUstreamCaptureStatus = types.SimpleNamespace(CU_STREAM_CAPTURE_STATUS_NONE=0,
+                                                     CU_STREAM_CAPTURE_STATUS_ACTIVE=1)
+    cu.cuStreamBeginCapture = record("cuStreamBeginCapture")
+    cu.cuStreamEndCapture = record("cuStreamEndCapture", "graph")
+    cu.cuStreamIsCapturing = record("cuStreamIsCapturing", 0)
+    cu.cuGraphInstantiateWithFlags = record("cuGraphInstantiateWithFlags", "graph-exec")
+    cu.cuGraphLaunch = record("cuGraphLaunch")
+    cu.cuGraphExecDestroy = record("cuGraphExecDestroy")
+    cu.cuGraphDestroy = record("cuGraphDestroy")
+    cu.cuStreamSynchronize = record("cuStreamSynchronize")
     return cu

@@ -174,6 +174,44 @@ def test_kernel_parameters_are_packed_as_pointers(monkeypatch, log):
     assert holders[2].dtype == np.float64
 
 
+def _names(log) -> list[str]:
+    return [e[0] for e in log if isinstance(e, tuple)]
+
+
+def test_a_loop_of_launches_replays_one_captured_graph(monkeypatch, log):
+    from kerncast.measure._driver import GRAPH_BATCH
+
+    backend = _driver(monkeypatch, log)(device="h100", sm_count=16)
+    compiled = types.SimpleNamespace(handle="func")
+    launch = types.SimpleNamespace(grid=(4,), block=(32,), dynamic_shared=0)
+    monkeypatch.setattr(backend, "ordered", lambda config, dev: [])
+    log.clear()
+    done = backend.launch_many(compiled, launch, {}, 2 * GRAPH_BATCH + 1)
+    names = _names(log)
+    assert done == 3 * GRAPH_BATCH  # whole graphs: at least the launches asked for
+    assert names.count("cuLaunchKernel") == GRAPH_BATCH  # captured once, not launched
+    assert names.index("cuStreamBeginCapture") < names.index("cuLaunchKernel")
+    assert names.count("cuGraphLaunch") == 3
+    assert names[-2:] == ["cuGraphExecDestroy", "cuGraphDestroy"]
+
+
+def test_a_loop_falls_back_to_launches_where_no_graph_can_be_captured(monkeypatch, log):
+    from kerncast.measure._driver import DriverError
+
+    backend = _driver(monkeypatch, log)(device="h100", sm_count=16)
+    compiled = types.SimpleNamespace(handle="func")
+    launch = types.SimpleNamespace(grid=(4,), block=(32,), dynamic_shared=0)
+    monkeypatch.setattr(backend, "ordered", lambda config, dev: [])
+
+    def refuse(*args):
+        raise DriverError("cuStreamBeginCapture", 801, "CUDA_ERROR_NOT_SUPPORTED")
+
+    monkeypatch.setattr(backend, "_launch_graph", refuse)
+    log.clear()
+    assert backend.launch_many(compiled, launch, {}, 7) == 7
+    assert _names(log).count("cuLaunchKernel") == 7
+
+
 def test_closing_a_green_context_never_leaves_a_destroyed_one_current(monkeypatch, log):
     Driver = _driver(monkeypatch, log)
     cu = sys.modules["cuda.bindings.driver"]

@@ -140,6 +140,27 @@ def test_energy_row_from_a_backend_loop(pynvml, monkeypatch):
     assert json.loads(row["tool_versions"])[WINDOW_KEY] == "loop"  # the counter moved once
 
 
+def test_an_energy_loop_the_host_left_idle_is_a_host_bound_row_that_keeps_its_readings(
+        pynvml, monkeypatch):
+    from kerncast.corpus import get_kernel
+    from kerncast.measure import _energy
+
+    from .fakes import FakeBackend
+
+    readings = {"launches": 1000, "duration_s": 1.0, "energy_j": 130.0, "avg_power_w": 130.0,
+                "time_per_launch_s": 1e-3, "gpu_busy_fraction": 0.31}
+    monkeypatch.setattr(_energy, "_loop", lambda session, observer, kernel_time: dict(readings))
+    kernel = get_kernel("matmul_naive")
+    nvml = Nvml()
+    row = _energy.measure_energy(FakeBackend(times=[1e-3]), kernel, kernel.launch("small"),
+                                 NvmlEnergyObserver(nvml), monitor=nvml)
+    assert row["status"] == "host_bound" and row["avg_power_w"] == 130.0
+    assert "busy for 31% of its time (1000.0 us a launch)" in row["error"]
+    busy = dict(row, status="ok", gpu_busy_fraction=0.95)
+    assert _energy.host_bound(busy) is None
+    assert _energy.host_bound(dict(row, status="timeout")) is None
+
+
 def test_without_a_bus_id_nvml_reads_the_gpu_cuda_visible_devices_names(pynvml, monkeypatch):
     pynvml.nvmlDeviceGetHandleByUUID = lambda uuid: f"uuid:{uuid}"
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,1")

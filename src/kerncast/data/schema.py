@@ -45,6 +45,8 @@ STATUSES = {
     "out_of_memory": "an allocation failed although the estimate fitted",
     "invalid_config": "the launch cannot run on the device (block too large, no resident block)",
     "profiler_failed": "Nsight Compute returned no result for a launch that ran",
+    "host_bound": "an energy loop the host's launch rate left the GPU idle for more than a "
+                  "tenth of its time: its power is not the kernel's",
 }
 
 # Regular expression (documentation) for the metric columns of ``counters``.

@@ -5,7 +5,9 @@ queued back to back to keep the GPU busy for at least the observer's minimum
 duration (captured into a CUDA graph where the backend can, so that the host's
 launch rate does not limit short kernels); NVML's total-energy counter is read
 before and after. If the loop came out shorter than the minimum, it is repeated
-once with proportionally more launches.
+once with proportionally more launches. A loop that still left the GPU idle for more
+than a tenth of its time (the host could not launch as fast as the kernel ran) is a
+``host_bound`` row: its readings are kept, but its power is not the kernel's.
 """
 
 from __future__ import annotations
@@ -22,7 +24,12 @@ from kerncast.measure._run import failure_row, launch_columns
 from kerncast.measure._session import Failure, LaunchSession
 from kerncast.measure._timing import TimingPolicy, time_repeatedly
 
-__all__ = ["measure_energy"]
+__all__ = ["BUSY_MIN", "host_bound", "measure_energy"]
+
+# An energy loop must keep the GPU busy for at least this share of its time (launches x
+# median launch time over the loop's duration); below it, the gaps the host leaves
+# between launches, not the kernel, set the average power.
+BUSY_MIN = 0.9
 
 QUICK = TimingPolicy(warmup=1, warmup_s=0.0, min_reps=3, max_reps=20, budget_s=0.2,
                      rotate_inputs=False, check=False)
@@ -43,6 +50,18 @@ def _loop(session: LaunchSession, observer: NvmlEnergyObserver, kernel_time: flo
     return result
 
 
+def host_bound(row: dict) -> str | None:
+    """Why an ``ok`` energy row does not measure its kernel's power (its loop kept the GPU
+    busy for less than :data:`BUSY_MIN` of its time), or None where it does."""
+    busy = row.get("gpu_busy_fraction")
+    if row.get("status") != "ok" or busy is None or not busy < BUSY_MIN:
+        return None
+    per_launch = row.get("time_per_launch_s") or math.nan
+    return (f"the loop kept the GPU busy for {busy:.0%} of its time ({per_launch * 1e6:.1f} us "
+            f"a launch): the host's launch rate, not the kernel, set its power; measure it "
+            f"again with a backend that replays a captured graph (--retry-failed)")
+
+
 def measure_energy(backend: Backend, kernel: CorpusKernel, config: LaunchConfig,
                    observer: NvmlEnergyObserver, *, prepared: Prepared | None = None,
                    seed: int = 0, monitor: Any = None, prep_dir: str | None = None) -> dict:
@@ -60,6 +79,9 @@ def measure_energy(backend: Backend, kernel: CorpusKernel, config: LaunchConfig,
                 lambda i: backend.time_launch(session.compiled, session.launch, session.dev,
                                               session.restore if session.inout else None), QUICK)
             row.update(_loop(session, observer, stats.median), status="ok", error="")
+            why = host_bound(row)
+            if why:
+                row.update(status="host_bound", error=why)
     except Failure as exc:
         failure_row(row, exc.status, exc.error)
     except LaunchError as exc:
@@ -68,7 +90,7 @@ def measure_energy(backend: Backend, kernel: CorpusKernel, config: LaunchConfig,
         row.pop(name, None)
     window = row.pop(WINDOW_KEY, None)  # how the power was read, as provenance
     tools = dict(static.get("tool_versions", {}))
-    if row.get("status") == "ok":
+    if row.get("status") in ("ok", "host_bound"):
         tools[WINDOW_KEY] = "loop" if window is None else f"{window:.3f}"
     row.update(row_provenance({**static, "tool_versions": tools}, before, monitor.clocks(),
                               seed))
