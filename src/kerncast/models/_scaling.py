@@ -39,7 +39,9 @@ They learn the dynamic power's ratio (board power less the device's idle power),
 the prediction adds the target device's idle power back. Time's and power's trees both
 read how busy the base run's energy loop kept the GPU (its median launch time times the
 launches over the loop's length: base time x base power / base energy per launch): a
-launch of a few microseconds leaves gaps between launches that a longer one does not.
+launch of a few microseconds has a median (event-timed, one launch at a time) that
+holds a launch latency the loop's back-to-back launches hide, so the share rises above
+one near the launch floor and tells such a launch from a longer one.
 Every training instance with any measured target counts, also those measured on one
 device only. Energy is the base energy times the time and power factors.
 ``method="clusters"`` is the published model.
