@@ -24,8 +24,6 @@ from kerncast.measure._energy import host_bound
 
 def mark(path: Path, dry_run: bool) -> int:
     target = path / "energy.parquet"
-    if not target.is_file():
-        raise SystemExit(f"{target} does not exist: give a dataset directory with an energy table")
     frame = pd.read_parquet(target)
     reasons = [host_bound(row) for row in frame.to_dict("records")]
     hit = pd.Series([r is not None for r in reasons], index=frame.index)
@@ -46,6 +44,10 @@ def main() -> None:
     parser.add_argument("datasets", nargs="+", type=Path)
     parser.add_argument("--dry-run", action="store_true", help="count, change nothing")
     args = parser.parse_args()
+    for path in args.datasets:
+        if not (path / "energy.parquet").is_file():
+            parser.error(f"{path / 'energy.parquet'} does not exist: give a dataset directory "
+                         "with an energy table (kerncast data summary lists them)")
     for path in args.datasets:
         mark(path, args.dry_run)
 
