@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from kerncast import InputError
-from kerncast.corpus import compare_outputs, expected_outputs, get_kernel, make_args
+from kerncast.corpus import CorpusInputs, compare_outputs, expected_outputs, get_kernel, make_args
 
 
 def test_args_follow_the_spec():
@@ -40,3 +40,71 @@ def test_generator_of_wrong_size_is_named(monkeypatch):
                                                          "b": np.zeros(3, np.float32)})
     with pytest.raises(InputError, match=r"returned 3 elements for 'a', but the spec's shape gives 2304"):
         make_args(kernel, kernel.launch("small"))
+
+
+def _counting_generator(monkeypatch, kernel, reads: tuple[str, ...]):
+    """Replace the kernel's generator by one that reads ``reads`` of its params and counts
+    its calls."""
+    from kerncast.corpus import module_of
+
+    calls = []
+
+    def inputs(name, params, rng):
+        calls.append({key: params[key] for key in reads})
+        return {"records": rng.random(2 * params["n"], dtype=np.float32)}
+
+    monkeypatch.setattr(module_of(kernel), "inputs", inputs)
+    monkeypatch.setattr(CorpusInputs, "_kept", [])
+    return calls
+
+
+def _draw(kernel, config, seed=0):
+    from kerncast.core import Array
+
+    _, launch = kernel.instance(config, seed=seed)
+    array = next(a for a, n in zip(launch.args, launch.names) if n == "records")
+    assert isinstance(array, Array)
+    return array.values(np.random.default_rng(0))
+
+
+def test_a_sweep_generates_a_problem_once_when_the_generator_reads_no_tunable(monkeypatch):
+    kernel = get_kernel("nearest_distance")
+    calls = _counting_generator(monkeypatch, kernel, reads=("n",))
+    configs = kernel.launches("small")[:4]
+    assert len({tuple(c.tunables.items()) for c in configs}) == 4
+    first = _draw(kernel, configs[0])
+    for config in configs[1:]:
+        assert np.shares_memory(_draw(kernel, config), first)
+    assert len(calls) == 1
+    _draw(kernel, configs[0], seed=1)  # another seed is another problem
+    _draw(kernel, kernel.launch("medium"))  # and so is another size
+    assert len(calls) == 3
+
+
+def test_inputs_are_generated_again_when_a_tunable_the_generator_read_changes(monkeypatch):
+    kernel = get_kernel("nearest_distance")
+    calls = _counting_generator(monkeypatch, kernel, reads=("n", "ipt"))
+    one, two, again = [c for c in kernel.launches("small") if c.tunables["bs"] == 32][:3]
+    assert one.tunables["ipt"] != two.tunables["ipt"] != again.tunables["ipt"]
+    _draw(kernel, one)
+    _draw(kernel, two)
+    assert [c["ipt"] for c in calls] == [one.tunables["ipt"], two.tunables["ipt"]]
+
+
+def test_a_generator_that_reads_every_param_gets_inputs_of_its_own_launch(monkeypatch):
+    from kerncast.corpus import module_of
+
+    kernel = get_kernel("nearest_distance")
+    monkeypatch.setattr(CorpusInputs, "_kept", [])
+    seen = []
+
+    def inputs(name, params, rng):
+        seen.append(dict(params))  # copies all: any param may matter
+        return {"records": rng.random(2 * params["n"], dtype=np.float32)}
+
+    monkeypatch.setattr(module_of(kernel), "inputs", inputs)
+    one, two = kernel.launches("small")[:2]
+    _draw(kernel, one)
+    _draw(kernel, one)
+    _draw(kernel, two)
+    assert len(seen) == 2

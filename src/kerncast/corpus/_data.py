@@ -17,9 +17,11 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 
@@ -69,11 +71,12 @@ def params_of(kernel: CorpusKernel, config: LaunchConfig) -> dict:
 
 
 def make_args(kernel: CorpusKernel, config: LaunchConfig, seed: int = 0,
-              poison_outputs: bool = True) -> dict[str, object]:
+              poison_outputs: bool = True, params: dict | None = None) -> dict[str, object]:
     """All arguments of one launch: generated inputs, poisoned outputs, scalars.
 
     Without ``poison_outputs`` the outputs are zeros, which the operating system
     materialises only where they are touched (what an emulation of a few blocks wants).
+    ``params`` is what the generator is given (default :func:`params_of` the launch).
 
     Raises
     ------
@@ -81,7 +84,7 @@ def make_args(kernel: CorpusKernel, config: LaunchConfig, seed: int = 0,
         If the generator misses a buffer or returns one of the wrong size or dtype.
     """
     rng = np.random.default_rng(seed)
-    params = params_of(kernel, config)
+    params = params_of(kernel, config) if params is None else params
     generated = module_of(kernel).inputs(kernel.name, params, rng)
     args: dict[str, object] = {}
     for arg in kernel.spec.args:
@@ -148,29 +151,108 @@ def compare_outputs(kernel: CorpusKernel, got: dict, want: dict) -> list[str]:
     return problems
 
 
+class _Reads(dict):
+    """A launch's params that record which of them a generator reads (``read``; None
+    once it has looked at all of them, by iterating or copying)."""
+
+    def __init__(self, params: dict) -> None:
+        super().__init__(params)
+        self.read: set | None = set()
+
+    def _saw(self, key: Any) -> None:
+        if self.read is not None:
+            self.read.add(key)
+
+    def __getitem__(self, key: Any) -> Any:
+        self._saw(key)
+        return super().__getitem__(key)
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        self._saw(key)
+        return super().get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        self._saw(key)
+        return super().__contains__(key)
+
+    def _everything(self) -> None:
+        self.read = None
+
+    def __iter__(self):
+        self._everything()
+        return super().__iter__()
+
+    def keys(self):  # type: ignore[override]
+        self._everything()
+        return super().keys()
+
+    def values(self):  # type: ignore[override]
+        self._everything()
+        return super().values()
+
+    def items(self):  # type: ignore[override]
+        self._everything()
+        return super().items()
+
+    def copy(self) -> dict:
+        self._everything()
+        return dict(super().items())
+
+
+def _same(a: Any, b: Any) -> bool:
+    return json.dumps(a, sort_keys=True, default=str) == json.dumps(b, sort_keys=True, default=str)
+
+
+@dataclass
+class _Kept:
+    """Inputs generated for one launch, and what they rest on: the kernel and seed, the
+    buffers' sizes, and the params the generator read, with their values (None: all)."""
+
+    kernel: tuple
+    sizes: dict[str, int]
+    read: dict[str, Any] | None
+    params: dict
+    args: dict
+
+    def serves(self, kernel: tuple, sizes: dict[str, int], params: dict) -> bool:
+        if kernel != self.kernel or sizes != self.sizes:
+            return False
+        if self.read is None:
+            return _same(params, self.params)
+        return all(k in params and _same(params[k], v) for k, v in self.read.items())
+
+
 class CorpusInputs:
     """The generated inputs of one corpus launch as an array generator (see
     :class:`kerncast.core.Array`): the application's ``inputs()`` runs once per launch
-    and each array argument takes its buffer, read-only. The last launch's inputs are
-    kept for the next configuration of the same launch (a sweep)."""
+    and each array argument takes its buffer, read-only. The last inputs generated are
+    kept, with the params the generator read to make them, and serve every later launch
+    of the same kernel, seed and buffer sizes whose params agree on those: a sweep over
+    launch configurations generates a problem's inputs once, unless its generator reads
+    a tunable that changes."""
 
-    _kept: dict[tuple, dict] = {}
+    _kept: list[_Kept] = []
 
     def __init__(self, kernel: CorpusKernel, config: LaunchConfig, name: str, seed: int) -> None:
         self.kernel, self.config, self.name, self.seed = kernel, config, name, seed
 
-    def _key(self) -> tuple:
-        return (str(self.kernel.app.directory), self.kernel.name, self.config.size,
-                json.dumps(self.config.params, sort_keys=True, default=float),
-                tuple(sorted(self.config.tunables.items())), self.config.grid, self.seed)
+    def _inputs(self) -> dict:
+        kernel = (str(self.kernel.app.directory), self.kernel.name, self.seed)
+        sizes = {a.name: self.kernel.buffer_elements(a, self.config)
+                 for a in self.kernel.spec.args if a.kind != "scalar"}
+        params = params_of(self.kernel, self.config)
+        for kept in self._kept:
+            if kept.serves(kernel, sizes, params):
+                return kept.args
+        reads = _Reads(params)
+        args = make_args(self.kernel, self.config, seed=self.seed, poison_outputs=False,
+                         params=reads)
+        read = None if reads.read is None else {k: params[k] for k in reads.read if k in params}
+        self._kept[:] = [_Kept(kernel, sizes, read, dict(params), args)]
+        return args
 
     def draw(self, rng: np.random.Generator, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
-        key = self._key()
-        if key not in self._kept:
-            self._kept.clear()
-            self._kept[key] = make_args(self.kernel, self.config, seed=self.seed,
-                                        poison_outputs=False)
-        return _read_only(self._kept[key][self.name])
+        return _read_only(self._inputs()[self.name])
 
     def __str__(self) -> str:
         return f"corpus inputs of {self.kernel.name}"
