@@ -122,17 +122,18 @@ def test_energy_row_from_a_backend_loop(pynvml, monkeypatch):
     kernel = get_kernel("matmul_naive")
     backend = FakeBackend(times=[1e-3], behaviours={"matmul_naive": "unwritten"})
     many = backend.launch_many
+    now = {"s": 0.0}  # the loop's clock: its launches keep the GPU busy all along
 
     def launch_many(*args):  # each loop of launches adds 50 J
         done = many(*args)
         counter["mj"] += 50_000
+        now["s"] += done * 1e-3
         return done
 
     backend.launch_many = launch_many
     nvml = Nvml()
-    row = measure_energy(backend, kernel, kernel.launch("small"),
-                         NvmlEnergyObserver(nvml, min_duration_s=0.0, warmup_s=0.0),
-                         monitor=nvml)
+    observer = NvmlEnergyObserver(nvml, min_duration_s=0.0, warmup_s=0.0, clock=lambda: now["s"])
+    row = measure_energy(backend, kernel, kernel.launch("small"), observer, monitor=nvml)
     assert row["status"] == "ok" and row["launches"] > 0
     assert row["energy_j"] == pytest.approx(50.0) and row["sm_clock_mhz_before"] == 1980.0
     assert row["energy_per_launch_j"] == pytest.approx(50.0 / row["launches"])
