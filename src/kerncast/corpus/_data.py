@@ -206,20 +206,20 @@ def _same(a: Any, b: Any) -> bool:
 @dataclass
 class _Kept:
     """Inputs generated for one launch, and what they rest on: the kernel and seed, the
-    buffers' sizes, and the params the generator read, with their values (None: all)."""
+    buffers' sizes, the launch's params and the names the generator read (None: all)."""
 
     kernel: tuple
     sizes: dict[str, int]
-    read: dict[str, Any] | None
+    read: set | None
     params: dict
     args: dict
 
     def serves(self, kernel: tuple, sizes: dict[str, int], params: dict) -> bool:
         if kernel != self.kernel or sizes != self.sizes:
             return False
-        if self.read is None:
-            return _same(params, self.params)
-        return all(k in params and _same(params[k], v) for k, v in self.read.items())
+        keys = self.read if self.read is not None else set(params) | set(self.params)
+        return _same({k: params[k] for k in keys if k in params},
+                     {k: self.params[k] for k in keys if k in self.params})
 
 
 class CorpusInputs:
@@ -247,8 +247,7 @@ class CorpusInputs:
         reads = _Reads(params)
         args = make_args(self.kernel, self.config, seed=self.seed, poison_outputs=False,
                          params=reads)
-        read = None if reads.read is None else {k: params[k] for k in reads.read if k in params}
-        self._kept[:] = [_Kept(kernel, sizes, read, dict(params), args)]
+        self._kept[:] = [_Kept(kernel, sizes, reads.read, dict(params), args)]
         return args
 
     def draw(self, rng: np.random.Generator, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
