@@ -390,3 +390,29 @@ def test_blocks_launched_past_the_data_are_not_charged_as_working_ones(tmp_path,
     # three quarters of the grid skip their work: block 0 standing for all of it charges
     # them as working blocks
     assert _execute(over) < 0.8 * _execute(blind)
+
+
+@pytest.mark.parametrize("name", ["matmul_tiled", "branch_divergence", "reduce_tree"])
+def test_issue_counts_are_those_of_the_expanded_streams(name, monkeypatch):
+    """Where the issue orders only permute the pcs a warp runs, the counts come from the
+    trace's executions; they must equal those of every stream expanded in issue order."""
+    import numpy as np
+
+    import kerncast.sim._predict as predict
+
+    counted = predict._issued
+    seen = []
+
+    def compare(trace, orders):
+        got = counted(trace, orders)
+        want = np.zeros(len(trace.program.items), np.int64)
+        for stream in trace.streams().values():
+            pcs = predict._expand(stream, orders, None)[0]
+            want += np.bincount(pcs, minlength=len(want))[:len(want)]
+        seen.append(np.array_equal(got, want))
+        return got
+
+    monkeypatch.setattr(predict, "_issued", compare)
+    kernel = get_kernel(name)
+    predict_launch(*kernel.instance(kernel.launch("small")), H100)
+    assert seen == [True]

@@ -149,7 +149,12 @@ def _charged(table: list, program, machine: Machine, ratios: dict[int, float] | 
 def _issued(trace, orders: dict) -> np.ndarray:
     """Per pc, how often the pipeline issues it over every traced warp: its executions
     plus the predicated-off copies of if-converted regions (see :func:`_expand`)."""
-    counts = np.zeros(len(trace.program.items), np.int64)
+    n = len(trace.program.items)
+    if not any(isinstance(key, tuple) and len(chain) > 3 and chain[3]
+               for key, chain in orders.items()):
+        # the issue orders only permute the pcs a warp runs: its executions are the count
+        return np.asarray(trace.pc_counts[0][:n], np.int64)
+    counts = np.zeros(n, np.int64)
     for stream in trace.streams().values():
         pcs = _expand(stream, orders, None)[0]
         counts += np.bincount(pcs, minlength=len(counts))[:len(counts)]
@@ -202,8 +207,9 @@ def _expand(stream, orders: dict, cutoff: int | None) -> tuple:
     starts, ends, order = starts[:keep], ends[:keep], order[:keep]
     lengths = ends - starts
     offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]) if keep else lengths
-    within = np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(offsets, lengths)
-    pcs = np.repeat(starts, lengths) + within
+    # each segment's pcs count up from its start: position + (start - the segment's offset)
+    pcs = np.repeat(starts - offsets, lengths)
+    pcs += np.arange(len(pcs), dtype=np.int64)
     steps = np.repeat(order, lengths)
     for start in np.unique(starts).tolist() if orders else ():
         seq = orders.get(start)

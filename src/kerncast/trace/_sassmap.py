@@ -223,9 +223,24 @@ class _Ptx:
         return False
 
 
-def _trips(trace, loop: _PtxLoop) -> np.ndarray:
+class _Steps:
+    """A trace's steps ordered by warp (stable: each warp's in issue order), as every
+    loop's trip count reads them: built once per mapping, not once per loop."""
+
+    def __init__(self, trace) -> None:
+        step = np.repeat(np.arange(len(trace.step_pc0)), np.diff(trace.step_offsets))
+        order = np.argsort(trace.step_warps, kind="stable")
+        warps = trace.step_warps[order]
+        step = step[order]
+        self.pc0, self.pc1 = trace.step_pc0[step], trace.step_pc1[step]
+        #: where each warp's steps begin
+        self.first = np.ones(len(warps), bool)
+        self.first[1:] = warps[1:] != warps[:-1]
+
+
+def _trips(trace, loop: _PtxLoop, steps: _Steps | None = None) -> np.ndarray:
     """Every entry's trip count (header executions) of a PTX loop, over all warps
-    and every inlined copy of its function."""
+    and every inlined copy of its function (``steps``: the trace's, if already built)."""
     program = trace.program
     n = len(program.items)
     inside = np.zeros(n + 1, bool)
@@ -245,25 +260,19 @@ def _trips(trace, loop: _PtxLoop) -> np.ndarray:
     if not headers:
         return np.zeros(0, np.int64)
     headers = np.asarray(sorted(headers), np.int64)
-    offsets = trace.step_offsets
-    step = np.repeat(np.arange(len(trace.step_pc0)), np.diff(offsets))
-    order = np.argsort(trace.step_warps, kind="stable")
-    warps = trace.step_warps[order]
-    pc0, pc1 = trace.step_pc0[step[order]], trace.step_pc1[step[order]]
+    steps = steps or _Steps(trace)
+    pc0, pc1, first = steps.pc0, steps.pc1, steps.first
     slot = np.searchsorted(headers, pc0)
     found = slot < len(headers)
     head = np.where(found, headers[np.minimum(slot, len(headers) - 1)], -1)
-    hit = found & (head < pc1)
-    first = np.ones(len(warps), bool)
-    first[1:] = warps[1:] != warps[:-1]
-    prev_last = np.empty(len(warps), np.int64)
-    prev_last[0] = n
-    prev_last[1:] = pc1[:-1] - 1
-    prev = np.where(head > pc0, head - 1, prev_last)
-    entry = hit & (first | (head > pc0) | ~inside[np.clip(prev, 0, n)])
-    entry = entry[hit]
-    if not len(entry):
+    at = np.flatnonzero(found & (head < pc1))  # the steps that run the header
+    if not len(at):
         return np.zeros(0, np.int64)
+    head, start = head[at], pc0[at]
+    # the pc before the header ran: in the same step, else the end of the warp's last one
+    prev_last = np.where(at > 0, pc1[np.maximum(at - 1, 0)] - 1, n)
+    prev = np.where(head > start, head - 1, prev_last)
+    entry = first[at] | (head > start) | ~inside[np.clip(prev, 0, n)]
     entry[0] = True
     ids = np.cumsum(entry) - 1
     return np.bincount(ids).astype(np.int64)
@@ -462,11 +471,13 @@ def map_sass(trace, *, arch: str = "sm_90", code=None) -> SassMapping:
     loop_scale: dict[tuple[str, int], float] = {}
     fixed: dict[int, float] = {}
     report = []
+    steps: _Steps | None = None
     for loop, parts in regions.items():
         unrolled = any(p["k"] > 1 for p in parts) or any(p["kind"] != "loop" for p in parts)
         if not unrolled:
             continue
-        trips = _trips(trace, ptx.loops[loop])
+        steps = steps or _Steps(trace)
+        trips = _trips(trace, ptx.loops[loop], steps)
         total_trips = float(trips.sum())
         rem = trips.copy()
         counted: dict[int, float] = {}
