@@ -12,7 +12,10 @@ twice:
   (``$KERNCAST_CACHE`` set to a new temporary directory unless ``--keep-cache``), so
   that it pays for compiling the source to PTX, ptxas and nvdisasm;
 - warm: the same launch again in the same process, as a sweep or a repeated
-  prediction runs it (the compiled module and the SASS come from the caches).
+  prediction runs it (the compiled module and the SASS come from the caches, and a
+  kernel whose trace depends on its data finds its generated inputs kept, as a sweep of
+  one problem does: they are generated again, untimed, just before, because the kept
+  problem is by then another kernel's). Each such kernel's generation time is printed.
 
 Prints per kernel both times and the predicted kernel time, fastest first, then the
 kernels that failed with their error, a line per pass, and last
@@ -45,10 +48,23 @@ def _largest_size(kernel, wanted: str | None) -> str:
     return [s for s in SIZE_NAMES if s in kernel.spec.sizes][-1]
 
 
+def _language(kernel) -> str:
+    return "cuda" if "cuda" in kernel.languages else kernel.languages[0]
+
+
+def _generate(kernel, size: str) -> float:
+    """Generate (and keep) a corpus launch's inputs, as a sweep of the problem holds them;
+    the seconds it took."""
+    started = time.perf_counter()
+    _, launch = kernel.instance(kernel.launch(size), _language(kernel))
+    launch.materialise(generate=True)
+    return time.perf_counter() - started
+
+
 def _one(kernel, size: str, device: str) -> dict:
     from kerncast.sim import predict_launch
 
-    language = "cuda" if "cuda" in kernel.languages else kernel.languages[0]
+    language = _language(kernel)
     started = time.perf_counter()
     try:
         config = kernel.launch(size)
@@ -58,7 +74,8 @@ def _one(kernel, size: str, device: str) -> dict:
                 "predicted_s": float("nan"), "error": f"{type(exc).__name__}: {exc}"[:200]}
     return {"kernel": kernel.name, "size": size, "seconds": time.perf_counter() - started,
             "predicted_s": result.seconds, "bottleneck": result.bottleneck,
-            "blocks": config.blocks, "error": ""}
+            "blocks": config.blocks, "error": "",
+            "data_dependent": bool(result.based_on.get("data_dependent"))}
 
 
 def main() -> None:
@@ -92,16 +109,20 @@ def _run(args) -> None:
         results.append(_one(kernel, _largest_size(kernel, args.size), args.device))
         print(f"  {kernel.name}: {results[-1]['seconds']:.2f} s", file=sys.stderr, flush=True)
     for kernel, first in zip(kernels, results):
+        first["generate_s"] = _generate(kernel, first["size"]) \
+            if first.get("data_dependent") else 0.0
         first["warm_seconds"] = _one(kernel, first["size"], args.device)["seconds"]
     ok = sorted((r for r in results if not r["error"]), key=lambda r: r["seconds"])
     failed = [r for r in results if r["error"]]
 
     width = max([len(r["kernel"]) for r in results] + [6])
     print(f"{'kernel':{width}s} {'size':6s} {'blocks':>10s} {'cold s':>8s} {'warm s':>8s} "
-          f"{'predicted':>12s}  bottleneck")
+          f"{'inputs s':>8s} {'predicted':>12s}  bottleneck")
     for r in ok:
+        inputs = f"{r['generate_s']:8.3f}" if r["generate_s"] else f"{'':8s}"
         print(f"{r['kernel']:{width}s} {r['size']:6s} {r['blocks']:10,d} {r['seconds']:8.3f} "
-              f"{r['warm_seconds']:8.3f} {_fmt(r['predicted_s']):>12s}  {r['bottleneck']}")
+              f"{r['warm_seconds']:8.3f} {inputs} {_fmt(r['predicted_s']):>12s}  "
+              f"{r['bottleneck']}")
     for r in failed:
         print(f"failed: {r['kernel']} ({r['size']}) after {r['seconds']:.2f} s: {r['error']}")
     cold = np.array([r["seconds"] for r in ok]) if ok else np.array([np.nan])
@@ -112,8 +133,14 @@ def _run(args) -> None:
     cache = "as found" if args.keep_cache else "empty"
     print(f"cold (first prediction, disk cache {cache}) median: {np.median(cold):.3f} "
           f"p95: {np.percentile(cold, 95):.3f}")
-    print(f"warm (the same launch again) median: {np.median(warm):.3f} "
+    print(f"warm (the same launch again, its inputs kept) median: {np.median(warm):.3f} "
           f"p95: {np.percentile(warm, 95):.3f}")
+    generated = [r for r in ok if r["generate_s"]]
+    if generated:
+        print(f"inputs generated for {len(generated)} kernels whose traces depend on their "
+              f"data: {sum(r['generate_s'] for r in generated):.1f} s in all, at most "
+              f"{max(r['generate_s'] for r in generated):.2f} s "
+              f"({max(generated, key=lambda r: r['generate_s'])['kernel']})")
     print(f"static seconds/prediction median: {np.median(cold):.3f} "
           f"p95: {np.percentile(cold, 95):.3f}")
 
