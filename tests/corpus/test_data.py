@@ -108,3 +108,32 @@ def test_a_generator_that_reads_every_param_gets_inputs_of_its_own_launch(monkey
     _draw(kernel, one)
     _draw(kernel, two)
     assert len(seen) == 2
+
+
+def test_launches_whose_outputs_differ_in_size_share_the_problem(monkeypatch):
+    """radix_digit_count's counts hold one row per tile (bx * items), and its generator
+    reads only n: the keys are generated once for launches of every tile."""
+    from kerncast.core import Array
+    from kerncast.corpus import module_of
+
+    kernel = get_kernel("radix_digit_count")
+    module = module_of(kernel)
+    generate, calls = module.inputs, []
+
+    def counted(name, params, rng):
+        calls.append(name)
+        return generate(name, params, rng)
+
+    monkeypatch.setattr(module, "inputs", counted)
+    monkeypatch.setattr(CorpusInputs, "_kept", [])
+    configs = kernel.launches("small")
+    tiles = {c.tunables["bx"] * c.tunables["items"] for c in configs}
+    assert len(tiles) > 1  # the outputs' size changes across the launches
+    keys = []
+    for config in configs:
+        _, launch = kernel.instance(config)
+        array = next(a for a, n in zip(launch.args, launch.names) if n == "keys")
+        assert isinstance(array, Array)
+        keys.append(array.values(np.random.default_rng(0)))
+    assert len(calls) == 1
+    assert all(np.shares_memory(k, keys[0]) for k in keys)

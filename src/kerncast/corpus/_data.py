@@ -206,7 +206,8 @@ def _same(a: Any, b: Any) -> bool:
 @dataclass
 class _Kept:
     """Inputs generated for one launch, and what they rest on: the kernel and seed, the
-    buffers' sizes, the launch's params and the names the generator read (None: all)."""
+    input buffers' sizes, the launch's params and the names the generator read (None:
+    all)."""
 
     kernel: tuple
     sizes: dict[str, int]
@@ -229,7 +230,7 @@ class CorpusInputs:
     kept, with the params the generator read to make them, and serve every later launch
     of the same kernel, seed and buffer sizes whose params agree on those: a sweep over
     launch configurations generates a problem's inputs once, unless its generator reads
-    a tunable that changes."""
+    a tunable that changes (the outputs' sizes may change: they are not generated)."""
 
     _kept: list[_Kept] = []
 
@@ -238,8 +239,10 @@ class CorpusInputs:
 
     def _inputs(self) -> dict:
         kernel = (str(self.kernel.app.directory), self.kernel.name, self.seed)
+        # the input buffers' sizes: outputs are never generated, and their sizes often
+        # follow the launch (partial results per block)
         sizes = {a.name: self.kernel.buffer_elements(a, self.config)
-                 for a in self.kernel.spec.args if a.kind != "scalar"}
+                 for a in self.kernel.spec.args if a.kind != "scalar" and a.intent != "out"}
         params = params_of(self.kernel, self.config)
         for kept in self._kept:
             if kept.serves(kernel, sizes, params):
