@@ -228,7 +228,7 @@ class CorpusInputs:
     :class:`kerncast.core.Array`): the application's ``inputs()`` runs once per launch
     and each array argument takes its buffer, read-only. The last inputs generated are
     kept, with the params the generator read to make them, and serve every later launch
-    of the same kernel, seed and buffer sizes whose params agree on those: a sweep over
+    of the same kernel, seed and input buffer sizes whose params agree on those: a sweep over
     launch configurations generates a problem's inputs once, unless its generator reads
     a tunable that changes (the outputs' sizes may change: they are not generated)."""
 
