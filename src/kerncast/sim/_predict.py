@@ -146,12 +146,19 @@ def _charged(table: list, program, machine: Machine, ratios: dict[int, float] | 
         f"from the SASS (ptxas -arch={arch}): {len(found)} PTX instructions in conflict")
 
 
+def _region_chains(orders: dict) -> list[tuple]:
+    """The if-converted chains of :func:`~kerncast.sim._pipeline.segment_orders` whose
+    guarded regions a warp that branches over them still issues, predicated off (see
+    :func:`_predicated_runs`)."""
+    return [chain for key, chain in orders.items()
+            if isinstance(key, tuple) and len(chain) > 3 and chain[3]]
+
+
 def _issued(trace, orders: dict) -> np.ndarray:
     """Per pc, how often the pipeline issues it over every traced warp: its executions
     plus the predicated-off copies of if-converted regions (see :func:`_expand`)."""
     n = len(trace.program.items)
-    if not any(isinstance(key, tuple) and len(chain) > 3 and chain[3]
-               for key, chain in orders.items()):
+    if not _region_chains(orders):
         # the issue orders only permute the pcs a warp runs: its executions are the count
         return np.asarray(trace.pc_counts[0][:n], np.int64)
     counts = np.zeros(n, np.int64)
@@ -222,9 +229,8 @@ def _expand(stream, orders: dict, cutoff: int | None) -> tuple:
         if isinstance(key, tuple) and len(chain[0]) <= len(starts):
             _chain_order(pcs, steps, starts, ends, offsets, *chain[:3])
     runs = []
-    for key, chain in orders.items() if keep else ():
-        if isinstance(key, tuple) and len(chain) > 3 and chain[3]:
-            runs += _predicated_runs(steps, starts, ends, offsets, *chain)
+    for chain in _region_chains(orders) if keep else ():
+        runs += _predicated_runs(steps, starts, ends, offsets, *chain)
     if not runs:
         return pcs, steps, total
     out_p, out_s, at, added = [], [], 0, 0

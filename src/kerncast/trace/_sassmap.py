@@ -238,9 +238,9 @@ class _Steps:
         self.first[1:] = warps[1:] != warps[:-1]
 
 
-def _trips(trace, loop: _PtxLoop, steps: _Steps | None = None) -> np.ndarray:
+def _trips(trace, loop: _PtxLoop, steps: _Steps) -> np.ndarray:
     """Every entry's trip count (header executions) of a PTX loop, over all warps
-    and every inlined copy of its function (``steps``: the trace's, if already built)."""
+    and every inlined copy of its function (``steps``: the trace's, by warp)."""
     program = trace.program
     n = len(program.items)
     inside = np.zeros(n + 1, bool)
@@ -260,7 +260,6 @@ def _trips(trace, loop: _PtxLoop, steps: _Steps | None = None) -> np.ndarray:
     if not headers:
         return np.zeros(0, np.int64)
     headers = np.asarray(sorted(headers), np.int64)
-    steps = steps or _Steps(trace)
     pc0, pc1, first = steps.pc0, steps.pc1, steps.first
     slot = np.searchsorted(headers, pc0)
     found = slot < len(headers)
