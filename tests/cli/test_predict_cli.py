@@ -44,6 +44,8 @@ def test_predict_table(capsys):
     (["predict", "corpus:copy_vector", "--device", "no-such-gpu"], "unknown device"),
     (["predict", "corpus:copy_vector", "--config", "bx=2048"], "bx=2048 is not allowed"),
     (["predict", "corpus:copy_vector", "--config", "bx"], "is not NAME=VALUE"),
+    (["predict", "corpus:convolve_rows", "-c", "bx=16", "-c", "by=2"],
+     "breaks convolve_rows's restriction 'bx * by >= 128'"),
     (["predict", "corpus:copy_vector", "--model", "sampling", "--budget", "2"],
      "--budget 2.0 is not a share of the launch"),
     (["predict", "corpus:copy_vector", "--budget", "0.1"], "the model 'static' takes no budget"),

@@ -72,6 +72,15 @@ def test_tunable_outside_its_set_is_refused_at_launch():
         kernel.launch("small", {"tile": 12})
 
 
+def test_a_configuration_the_restrictions_exclude_is_refused_at_launch():
+    kernel = get_kernel("convolve_rows")  # restricted to 128-256 threads a block
+    assert all(v in kernel.spec.tunables[k] for k, v in {"bx": 16, "by": 2}.items())
+    with pytest.raises(InputError, match=r"bx=16,by=2,px=1,radius=4 breaks convolve_rows's "
+                       r"restriction 'bx \* by >= 128'"):
+        kernel.launch("small", {"bx": 16, "by": 2})
+    assert kernel.launch("small", {"bx": 16, "by": 8}).threads_per_block == 128
+
+
 def test_missing_output_in_check_is_named(tmp_path):
     root = _copy_matmul(tmp_path, 'check = { outputs = ["c"]', 'check = { outputs = ["d"]')
     with pytest.raises(InputError, match=r"check\.outputs: 'd' is not an out or inout buffer"):

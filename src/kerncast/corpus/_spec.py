@@ -192,6 +192,12 @@ class CorpusKernel:
             if value not in allowed:
                 raise InputError(f"{name}={value} is not allowed for {self.name}; choose one "
                                  f"of {allowed}")
+        broken = [r for r in self.spec.restrictions if not evaluate(r, chosen)]
+        if broken:
+            label = ",".join(f"{k}={v}" for k, v in sorted(chosen.items()))
+            raise InputError(f"{label} breaks {self.name}'s restriction {broken[0]!r}; choose "
+                             f"a configuration it allows ('kerncast corpus show {self.name}' "
+                             f"lists the tunables and restrictions)")
         env = {**self.size_params(size), **chosen}
         grid = tuple(int(evaluate(g, env)) for g in self.spec.launch.grid)
         block = tuple(int(evaluate(b, env)) for b in self.spec.launch.block)
