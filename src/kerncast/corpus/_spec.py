@@ -126,7 +126,11 @@ class LaunchConfig:
         return int(np.prod(self.grid))
 
     def label(self) -> str:
-        return ",".join(f"{k}={v}" for k, v in sorted(self.tunables.items())) or "default"
+        return _label(self.tunables)
+
+
+def _label(tunables: dict[str, int]) -> str:
+    return ",".join(f"{k}={v}" for k, v in sorted(tunables.items())) or "default"
 
 
 @dataclass(frozen=True)
@@ -179,7 +183,11 @@ class CorpusKernel:
         names = sorted(self.spec.tunables)
         combos = [dict(zip(names, vals))
                   for vals in itertools.product(*(self.spec.tunables[n] for n in names))]
-        return [c for c in combos if all(evaluate(r, c) for r in self.spec.restrictions)]
+        return [c for c in combos if not self._broken(c)]
+
+    def _broken(self, tunables: dict[str, int]) -> list[str]:
+        """The restrictions ``tunables`` break."""
+        return [r for r in self.spec.restrictions if not evaluate(r, tunables)]
 
     def launch(self, size: str, tunables: dict[str, int] | None = None) -> LaunchConfig:
         """The launch at ``size`` with ``tunables`` (the spec's defaults where omitted)."""
@@ -192,10 +200,9 @@ class CorpusKernel:
             if value not in allowed:
                 raise InputError(f"{name}={value} is not allowed for {self.name}; choose one "
                                  f"of {allowed}")
-        broken = [r for r in self.spec.restrictions if not evaluate(r, chosen)]
-        if broken:
-            label = ",".join(f"{k}={v}" for k, v in sorted(chosen.items()))
-            raise InputError(f"{label} breaks {self.name}'s restriction {broken[0]!r}; choose "
+        if broken := self._broken(chosen):
+            raise InputError(f"{_label(chosen)} breaks {self.name}'s restriction "
+                             f"{broken[0]!r}; choose "
                              f"a configuration it allows ('kerncast corpus show {self.name}' "
                              f"lists the tunables and restrictions)")
         env = {**self.size_params(size), **chosen}
