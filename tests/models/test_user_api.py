@@ -131,6 +131,32 @@ def test_kernel_tuner_options_that_cannot_apply_are_refused():
                        objective="GFLOP/s")
 
 
+def test_a_sweep_disassembles_its_binaries_together_and_predicts_the_same(tmp_path,
+                                                                        monkeypatch):
+    from kerncast.frontend import _process
+    from kerncast.models import _predict
+    from kerncast.trace import _sasscode
+
+    if _sasscode.missing_tools():
+        pytest.skip("ptxas or nvdisasm is not installed")
+    args, size = _vector_add_args(100_000)
+    tune_params = {"block_size_x": [64, 128, 256, 512]}  # each its own binary
+    monkeypatch.setenv("KERNCAST_CACHE", str(tmp_path / "together"))
+    tools: list[str] = []
+    real = _process.run_tool
+    monkeypatch.setattr(_process, "run_tool",
+                        lambda argv, **kw: tools.append(str(argv[0])) or real(argv, **kw))
+    together, _ = kerncast.sweep("vector_add", VECTOR_ADD, size, args, tune_params)
+    assert sum("nvdisasm" in t for t in tools) == 1
+    monkeypatch.setenv("KERNCAST_CACHE", str(tmp_path / "alone"))
+    _sasscode._RECENT.clear()
+    tools.clear()
+    monkeypatch.setattr(_predict, "_share_sass", lambda *a, **k: None)
+    alone, _ = kerncast.sweep("vector_add", VECTOR_ADD, size, args, tune_params)
+    assert sum("nvdisasm" in t for t in tools) == len(tune_params["block_size_x"])
+    assert together == alone
+
+
 def test_a_configuration_that_fails_to_build_is_a_row_and_the_sweep_goes_on():
     source = VECTOR_ADD.replace("int i =", "#if block_size_x == 64\n#error no 64\n#endif\n    int i =")
     args, size = _vector_add_args(10_000)

@@ -48,6 +48,12 @@ def _path(kind: str, key: dict[str, Any]) -> Path:
     return cache_root() / LAYOUT / kind / k[:2] / f"{k}.json"
 
 
+def holds(kind: str, key: dict[str, Any]) -> bool:
+    """Whether a value is stored under ``key`` (without reading it: one that :func:`load`
+    finds corrupt or stale counts)."""
+    return _path(kind, key).is_file()
+
+
 def load(kind: str, key: dict[str, Any]) -> dict[str, Any] | None:
     """The value stored under ``key``, or ``None`` when absent, corrupt or stale."""
     path = _path(kind, key)

@@ -309,6 +309,7 @@ def sweep_space(space: Any, *, device: str = "h100", sm_count: int | None = None
         def tick(done: int, _: int) -> None:
             if progress:
                 progress(finished[0] + done, total)
+        _share_sass(("space", space), _new(batch, log), device, executor)
         rows = _fanned(_space_row, batch, (space, device, sm_count), executor, tick, log,
                        [config_key(c) for c in batch])
         finished[0] += len(batch)
@@ -390,6 +391,8 @@ def _corpus_sweep(kernel: str | CorpusKernel, device: str, size: str, language: 
     configs = k.launches(size)
     log = _journal(journal, {"kernel": k.name, "device": device, "sm_count": sm_count,
                              "size": size, "language": language})
+    _share_sass(("corpus", k, language), _new(configs, log, [c.label() for c in configs]),
+                device, executor)
     rows = _fanned(_corpus_row, configs, (k, language, device, sm_count), executor, progress,
                    log, [c.label() for c in configs])
     out = [{**row, "config": config.label(), "tunables": config.tunables}
@@ -423,6 +426,60 @@ def _journal(path: str | None, header: dict) -> Any:
         return None
 
     return Journal(path, header)
+
+
+#: the most configurations of a sweep whose SASS one worker assembles together
+SASS_BATCH = 48
+
+
+def _new(items: list, journal: Any, keys: list[str] | None = None) -> list:
+    """The items whose rows the ``journal`` does not hold (by ``keys``, by default each
+    configuration's key)."""
+    if journal is None:
+        return list(items)
+    keys = keys or [config_key(item) for item in items]
+    return [item for item, key in zip(items, keys) if key not in journal.rows]
+
+
+def _share_sass(source: tuple, items: list, device: str, executor: Any) -> None:
+    """Before a sweep predicts ``items``, the SASS of their binaries assembled in batches
+    on the executor's workers (:func:`kerncast.sim.assemble_sass`): nvdisasm takes about
+    0.2 s to start, then paid once per batch instead of once per binary. ``source`` says
+    how an item becomes a kernel (:func:`_instance`). A batch that fails is left to the
+    predictions, which report each configuration's own error."""
+    from kerncast.execute import get_executor  # noqa: PLC0415 (for a sweep: process pools)
+
+    if len(items) < 2:
+        return
+    runner = executor or get_executor("serial")
+    workers = max(1, int(getattr(runner, "workers", 1) or 1))
+    size = max(1, min(SASS_BATCH, -(-len(items) // workers)))
+    chunks = [items[i:i + size] for i in range(0, len(items), size)]
+    for _ in runner.map(_sass_batch, chunks, (source, device)):
+        pass
+
+
+def _instance(source: tuple, item: Any) -> tuple[Kernel, Launch]:
+    """A sweep's item as a kernel and launch: a configuration of a launch space
+    (``("space", space)``) or of a corpus kernel (``("corpus", kernel, language)``)."""
+    if source[0] == "corpus":
+        return source[1].instance(item, source[2])
+    return source[1].instance(item)
+
+
+def _sass_batch(shared: tuple, items: list) -> int:
+    """The SASS of a batch of a sweep's configurations, kept in the disk cache (in a
+    worker)."""
+    from kerncast.sim import assemble_sass  # noqa: PLC0415 (on use: the simulator)
+
+    source, device = shared
+    kernels = []
+    for item in items:
+        try:
+            kernels.append(_instance(source, item)[0])
+        except KerncastError:
+            continue  # its prediction says why
+    return assemble_sass(kernels, device)
 
 
 def _fanned(fn, items: list, shared: tuple, executor: Any, progress, journal: Any = None,

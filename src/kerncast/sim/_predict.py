@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from kerncast._errors import InputError, ToolchainError
+from kerncast._errors import InputError, KerncastError, ToolchainError
 from kerncast.core import Kernel, Launch
 from kerncast.devices import Device, get_device, occupancy
 from kerncast.sim._inputs import data_dependent, emulation_args
@@ -120,6 +120,26 @@ def cached_program(module, entry: str):
 
 
 _ASSEMBLER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kerncast-sass")
+
+
+def assemble_sass(kernels: list[Kernel], device: str | Device) -> int:
+    """Keep in the disk cache the SASS that predictions of ``kernels`` on ``device`` read,
+    assembled in batches (:func:`kerncast.trace.assemble_many`): a sweep's binaries,
+    before it predicts them. A kernel that does not compile is left for its prediction
+    to report. Returns how many modules were assembled."""
+    from kerncast.trace import assemble_many, printed_module  # noqa: PLC0415 (on use)
+
+    dev = get_device(device)
+    if dev.ptx_target is None:
+        return 0
+    texts = []
+    for kernel in kernels:
+        try:
+            _, module = cached_unit(kernel, dev.key)
+        except KerncastError:
+            continue
+        texts.append(printed_module(module)[0])
+    return assemble_many(texts, dev.ptx_target)
 
 
 def _conflicts_soon(program, arch: str | None) -> Future | None:

@@ -27,8 +27,8 @@ from kerncast.trace._trace import KINDS, SPACES, MemoryAccesses, Trace, TraceBui
 from kerncast.trace._vectorize import merge_shared_vectors, vector_groups
 
 # The real SASS (ptxas and nvdisasm) and its mapping, loaded on first use.
-_LAZY = {"assemble": "_sasscode", "tools_signature": "_sasscode", "map_sass": "_sassmap",
-         "printed_module": "_sassmap"}
+_LAZY = {"assemble": "_sasscode", "assemble_many": "_sasscode", "tools_signature": "_sasscode",
+         "map_sass": "_sassmap", "printed_module": "_sassmap"}
 
 __all__ = [
     "BANKS", "BankReport", "FIXED_FACTORS", "IF_CONVERSION_LIMIT", "SASS_PRIORS",
@@ -37,7 +37,7 @@ __all__ = [
     "fit_sass_factors", "flop_weights", "if_converted_regions", "predicated_issues", "kernel_totals",
     "lru_hit_rate", "merge_shared_vectors", "requests", "reuse_distances", "sass_factor",
     "sector_addresses", "sector_stream", "simulate_cache", "vector_groups",
-    "assemble", "map_sass", "printed_module", "tools_signature",
+    "assemble", "assemble_many", "map_sass", "printed_module", "tools_signature",
 ]
 
 

@@ -14,6 +14,13 @@ versions (``$KERNCAST_CACHE/v1/sass``), so a module is assembled once; within a
 process the parsed code of the recent modules is kept too, and a caller asking for a
 module that another thread is assembling waits for that result instead of running the
 tools again.
+
+nvdisasm takes about 0.2 s to start whatever it disassembles, more than ptxas and
+NVRTC together on a small kernel. :func:`assemble_many` therefore fills the disk cache
+for many modules at once (a sweep's configurations, each its own binary): their module-
+scope names made distinct, the modules are assembled as one by one ptxas run and
+disassembled by one nvdisasm run, and the code of each is cut out, its names and PTX
+lines given back, and kept under its own key, as :func:`assemble` would have kept it.
 """
 
 from __future__ import annotations
@@ -31,8 +38,8 @@ from pathlib import Path
 from kerncast._errors import ToolchainError
 
 __all__ = ["SassBlock", "SassCode", "SassFunction", "SassInstruction", "assemble",
-           "find_nvdisasm", "find_tools", "missing_tools", "parse_disassembly", "tools_signature",
-           "NO_NVDISASM"]
+           "assemble_many", "find_nvdisasm", "find_tools", "missing_tools", "parse_disassembly",
+           "tools_signature", "NO_NVDISASM"]
 
 NO_NVDISASM = ("nvdisasm not found: install the wheel with pip install nvidia-cuda-nvdisasm, "
                "or put nvdisasm on PATH")
@@ -320,8 +327,7 @@ def assemble(ptx: str, arch: str = "sm_90", *, name: str = "module") -> SassCode
     from kerncast.frontend import _cache
 
     tools = tools_signature()
-    key = {"layout": LAYOUT, "arch": arch, "tools": tools, "code_text": CODE_TEXT,
-           "ptx": _cache.digest({"text": ptx})}
+    key = _key(ptx, arch, tools)
     digest = _cache.digest({**key, "root": str(_cache.cache_root())})
     with _RECENT_LOCK:
         pending = _RECENT.get(digest)
@@ -342,6 +348,14 @@ def assemble(ptx: str, arch: str = "sm_90", *, name: str = "module") -> SassCode
         raise
     mine.set_result(code)
     return code
+
+
+def _key(ptx: str, arch: str, tools: str) -> dict:
+    """The disk cache's key of a module's disassembly."""
+    from kerncast.frontend import _cache
+
+    return {"layout": LAYOUT, "arch": arch, "tools": tools, "code_text": CODE_TEXT,
+            "ptx": _cache.digest({"text": ptx})}
 
 
 _INDIRECT = re.compile(r"\b(BRX|JMX)\b")
@@ -383,3 +397,152 @@ def _assembled(ptx: str, arch: str, name: str, key: dict) -> SassCode:
     text = _code_text(text)
     _cache.store("sass", key, {"disassembly": text})
     return parse_disassembly(text, arch, key["tools"])
+
+
+# -- assembling many modules at once ----------------------------------------------------
+
+#: modules assembled together by one ptxas and one nvdisasm run
+BATCH = 48
+_HEADER = re.compile(r"^\s*\.(version|target|address_size)\b")
+_ROUTINE = re.compile(r"\.(?:entry|func)\s+(?:\([^)]*\)\s*)?([A-Za-z_$][\w$]*)")
+_VARIABLE = re.compile(r"^\s*(?:\.(?:visible|weak|extern|common)\s+)*"
+                       r"\.(global|shared|const|local)\b.*?\s([A-Za-z_$][\w$]*)\s*(?:\[|;|=)")
+#: what makes a module unfit to share a ptxas run: a function defined elsewhere (the
+#: declarations of several modules would clash) or source files of its own (``.file``)
+_ALONE = re.compile(r"\.extern\s[^;{]*\.func\b|^\s*\.file\b", re.M)
+_TAG = re.compile(r"__kcb(\d+)_")
+_SHIFT = re.compile(r"(line )(\d+)")
+
+
+def _declared(ptx: str) -> set[str] | None:
+    """The names a module declares at its top level (kernels, functions, shared
+    variables), or None where it has global or constant data there: ptxas lays such data
+    out for the whole batch, and an address that moves changes the code (dct8x8's table
+    in constant memory takes one more instruction at another offset)."""
+    names: set[str] = set()
+    depth = 0
+    for raw in ptx.splitlines():
+        line = raw.split("//", 1)[0]
+        if depth == 0:
+            routine, variable = _ROUTINE.search(line), _VARIABLE.match(line)
+            if variable and not variable.group(1).startswith("shared"):
+                return None
+            if routine or variable:
+                names.add((routine or variable).group(routine and 1 or 2))
+        depth += line.count("{") - line.count("}")
+    return names
+
+
+def _tagged(ptx: str, names: set[str], index: int, first: bool) -> str:
+    """``ptx`` with its top-level ``names`` suffixed by the module's tag and, but for the
+    first module of a batch, its header lines turned into comments (its line count
+    kept, so that a PTX line of the batch is the module's own plus an offset)."""
+    if names:
+        pattern = re.compile(r"(?<![\w$%])(" + "|".join(map(re.escape, sorted(names))) +
+                             r")(?![\w$])")
+        ptx = pattern.sub(lambda m: f"{m.group(1)}__kcb{index}_", ptx)
+    if not first:
+        ptx = "\n".join("// " + line if _HEADER.match(line) else line
+                        for line in ptx.splitlines())
+    return ptx
+
+
+def _header(ptx: str) -> tuple[str, ...]:
+    return tuple(line.strip() for line in ptx.splitlines() if _HEADER.match(line))
+
+
+def _parts(text: str, offsets: list[int]) -> dict[int, str]:
+    """The batch's code sections cut back into each module's, with its names and PTX
+    lines given back."""
+    lines: dict[int, list[str]] = {}
+    mine: list[str] | None = None
+    index = -1
+    for raw in _code_text(text).splitlines():
+        section = _SECTION.match(raw)
+        if section:
+            tag = _TAG.search(section.group(1))
+            index = int(tag.group(1)) if tag else -1
+            mine = lines.setdefault(index, []) if tag else None
+        if mine is None:
+            continue
+        if _LINE.match(raw):
+            raw = _SHIFT.sub(lambda m: f"{m.group(1)}{int(m.group(2)) - offsets[index]}", raw)
+        mine.append(raw.replace(f"__kcb{index}_", ""))
+    return {i: _renumbered("\n".join(body) + "\n") for i, body in lines.items() if i >= 0}
+
+
+#: names nvdisasm and ptxas number across the whole cubin: branch labels and the
+#: internal subroutines (``$__internal_3_$__cuda_sm20_sqrt_rn_f32_slowpath``)
+_NUMBERED = (re.compile(r"(\.L_x_)(\d+)"), re.compile(r"(\$__internal_)(\d+)(?=_)"))
+
+
+def _renumbered(text: str) -> str:
+    """A module's code with the names numbered across the batch numbered from 0, in
+    order, as in a cubin of its own."""
+    for pattern in _NUMBERED:
+        order = {n: k for k, n in enumerate(sorted({int(m.group(2))
+                                                    for m in pattern.finditer(text)}))}
+        text = pattern.sub(lambda m: f"{m.group(1)}{order[int(m.group(2))]}", text)
+    return text
+
+
+def _assemble_batch(batch: list[tuple[str, dict, set[str]]], arch: str) -> int:
+    """One ptxas and one nvdisasm run for ``batch`` ((PTX, cache key, top-level names)
+    of modules with one header); each module's code is kept in the disk cache. Returns how many
+    were kept (none where ptxas or nvdisasm fails on the batch: each module is then
+    assembled alone when it is asked for, and its own error said)."""
+    from kerncast.frontend import _cache, _process
+
+    ptxas, nvdisasm = find_tools()
+    texts, offsets, at = [], [], 0
+    for index, (ptx, _, names) in enumerate(batch):
+        texts.append(_tagged(ptx, names, index, index == 0))
+        offsets.append(at)
+        at += texts[-1].count("\n") + 1
+    with tempfile.TemporaryDirectory(prefix="kerncast-sass-") as tmp:
+        src, cubin = Path(tmp) / "batch.ptx", Path(tmp) / "batch.cubin"
+        src.write_text("\n".join(texts) + "\n")
+        proc = _process.run_tool([ptxas.path, f"-arch={arch}", "-lineinfo", "-o", cubin, src])
+        if proc.returncode != 0:
+            return 0
+        try:
+            text = _disassembled(nvdisasm, cubin, "a batch of modules")
+        except ToolchainError:
+            return 0
+    parts = _parts(text, offsets)
+    for index, (_, key, _) in enumerate(batch):
+        if index in parts:
+            _cache.store("sass", key, {"disassembly": parts[index]})
+    return len(parts)
+
+
+def assemble_many(modules: list[str], arch: str = "sm_90") -> int:
+    """Keep the SASS of every PTX module of ``modules`` in the disk cache, assembling
+    those not there in batches of :data:`BATCH` (see the module). A module that declares
+    an external function, source files, or global or constant data is left for
+    :func:`assemble`, as is every module of a batch that ptxas or nvdisasm fails on.
+    Returns how many modules were assembled here.
+
+    Raises
+    ------
+    ToolchainError
+        When ptxas or nvdisasm is missing (with how to install it).
+    """
+    from kerncast.frontend import _cache
+
+    tools = tools_signature()
+    groups: dict[tuple[str, ...], list[tuple[str, dict, set[str]]]] = {}
+    seen: set[str] = set()
+    for ptx in modules:
+        key = _key(ptx, arch, tools)
+        if key["ptx"] in seen or _ALONE.search(ptx) or _cache.holds("sass", key):
+            continue
+        seen.add(key["ptx"])
+        names = _declared(ptx)
+        if names is not None:
+            groups.setdefault(_header(ptx), []).append((ptx, key, names))
+    done = 0
+    for group in groups.values():
+        for start in range(0, len(group), BATCH):
+            done += _assemble_batch(group[start:start + BATCH], arch)
+    return done
