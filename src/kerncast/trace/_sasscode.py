@@ -425,10 +425,12 @@ def _declared(ptx: str) -> set[str] | None:
         line = raw.split("//", 1)[0]
         if depth == 0:
             routine, variable = _ROUTINE.search(line), _VARIABLE.match(line)
-            if variable and not variable.group(1).startswith("shared"):
+            if routine:
+                names.add(routine.group(1))
+            elif variable and variable.group(1) != "shared":
                 return None
-            if routine or variable:
-                names.add((routine or variable).group(routine and 1 or 2))
+            elif variable:
+                names.add(variable.group(2))
         depth += line.count("{") - line.count("}")
     return names
 
@@ -488,9 +490,9 @@ def _renumbered(text: str) -> str:
 
 def _assemble_batch(batch: list[tuple[str, dict, set[str]]], arch: str) -> int:
     """One ptxas and one nvdisasm run for ``batch`` ((PTX, cache key, top-level names)
-    of modules with one header); each module's code is kept in the disk cache. Returns how many
-    were kept (none where ptxas or nvdisasm fails on the batch: each module is then
-    assembled alone when it is asked for, and its own error said)."""
+    of modules with one header); each module's code is kept in the disk cache. Returns
+    how many were kept (none where ptxas or nvdisasm fails on the batch: each module is
+    then assembled alone when it is asked for, and its own error said)."""
     from kerncast.frontend import _cache, _process
 
     ptxas, nvdisasm = find_tools()
