@@ -430,6 +430,9 @@ def _journal(path: str | None, header: dict) -> Any:
 
 #: the most configurations of a sweep whose SASS one worker assembles together
 SASS_BATCH = 48
+#: the fewest configurations per worker for which a sweep on several workers assembles
+#: their SASS in batches first
+SASS_LEAST = 8
 
 
 def _new(items: list, journal: Any, keys: list[str] | None = None) -> list:
@@ -446,13 +449,15 @@ def _share_sass(source: tuple, items: list, device: str, executor: Any) -> None:
     on the executor's workers (:func:`kerncast.sim.assemble_sass`): nvdisasm takes about
     0.2 s to start, then paid once per batch instead of once per binary. ``source`` says
     how an item becomes a kernel (:func:`_instance`). A batch that fails is left to the
-    predictions, which report each configuration's own error."""
+    predictions, which report each configuration's own error. On several workers it
+    runs only for :data:`SASS_LEAST` items a worker or more: starting the workers again
+    takes about a second, what nvdisasm's start-up costs five binaries."""
     from kerncast.execute import get_executor  # noqa: PLC0415 (for a sweep: process pools)
 
-    if len(items) < 2:
-        return
     runner = executor or get_executor("serial")
     workers = max(1, int(getattr(runner, "workers", 1) or 1))
+    if len(items) < (2 if workers == 1 else SASS_LEAST * workers):
+        return
     size = max(1, min(SASS_BATCH, -(-len(items) // workers)))
     chunks = [items[i:i + size] for i in range(0, len(items), size)]
     for _ in runner.map(_sass_batch, chunks, (source, device)):
