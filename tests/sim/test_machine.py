@@ -96,6 +96,18 @@ def test_another_devices_calibration_can_be_named_and_is_adapted_to_the_spec(h10
     assert machine_for("h100", "h100-sxm").adapted_from is None
 
 
+def test_atomic_rate_over_lines_interpolates_the_calibrated_curve():
+    m = machine_for("h200")
+    curve = m.calibration.curves["atomic_global_per_s_vs_lines"]
+    rates = dict((int(n), r) for n, r in curve)
+    assert m.atomic_rate_over_lines(8) == pytest.approx(rates[8])
+    between = m.atomic_rate_over_lines(32)  # log-log between 16 and 64
+    assert rates[16] < between < rates[64]
+    assert m.atomic_rate_over_lines(int(curve[-1][0]) * 2) is None  # past the curve
+    bare = dataclasses.replace(m.calibration, curves={})
+    assert dataclasses.replace(m, calibration=bare).atomic_rate_over_lines(8) is None
+
+
 def test_unknown_device_is_bad_input():
     with pytest.raises(InputError, match="unknown device 'no-such-gpu'"):
         machine_for("no-such-gpu")

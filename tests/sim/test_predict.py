@@ -330,6 +330,22 @@ def test_a_small_histogram_is_bound_by_the_atomic_units():
     assert t_few > 5 * predict_launch(*k.instance(many), "h100").seconds
 
 
+def test_blocks_merging_their_histograms_are_bound_by_the_lines_they_share():
+    # histo_shared at size medium, 1,024-pixel blocks: each block adds its nonzero bins
+    # (about 75 of 256) to the global histogram's 8 lines, a warp's lanes on one line
+    k = get_kernel("histo_shared")
+    launch = k.launch("medium", {"bx": 256, "items": 4})
+    m = machine_for("h200")
+    seconds = predict_launch(*k.instance(launch), "h200").seconds
+    assert seconds >= launch.blocks * 50 / m.atomic_rate_over_lines(8)
+    # without the calibrated curve the merge is bound only by the per-word rates
+    bare = dataclasses.replace(m, calibration=dataclasses.replace(
+        m.calibration, curves={c: v for c, v in m.calibration.curves.items()
+                               if c != "atomic_global_per_s_vs_lines"}))
+    without = predict_launch(*k.instance(launch), "h200", machine=bare).seconds
+    assert seconds > 1.3 * without
+
+
 def test_one_traced_block_still_sees_an_address_the_whole_grid_shares():
     # size small: 32 blocks of 128, one per SM, so one block is traced; every thread adds
     # to bin 0, and the 4,096 adds serialise on that one address

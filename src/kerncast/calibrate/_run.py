@@ -272,7 +272,32 @@ def _atomic_curve(b: _Bench, progress) -> dict[str, list[list[float]]]:
         curve.append([float(n), round(threads * iters / t, 0)])
     progress("atomics over N random addresses: " + ", ".join(f"{int(n)}: {r:.3g}/s"
                                                                for n, r in curve))
-    return {"atomic_global_per_s_vs_addresses": curve}
+    return {"atomic_global_per_s_vs_addresses": curve, **_atomic_lines(b, progress)}
+
+
+#: words of one 128-byte L2 line
+LINE_WORDS = 32
+#: lines of the line-atomics curve
+ATOMIC_LINES = (1, 2, 4, 8, 16, 64)
+
+
+def _atomic_lines(b: _Bench, progress) -> dict[str, list[list[float]]]:
+    """Global atomic adds per second when each warp adds to the 32 words of one line,
+    the warps spread over N consecutive lines (blocks merging their private histograms
+    into one of N lines): the L2 applies the operations on a line one after another, and
+    lines share its atomic units."""
+    cp = b.cp
+    threads, block, iters = b.sms * 8 * 256, 256, 64
+    addr = cp.zeros(threads, dtype=cp.uint32)  # the pool aligns it to 512 bytes
+    curve = []
+    for n in ATOMIC_LINES:
+        slots = n * LINE_WORDS
+        t = b.timed(lambda s=slots: b.fn("atomic_global")((threads // block,), (block,),
+                                                         (addr, np.int32(s), np.int32(iters))))
+        curve.append([float(n), round(threads * iters / t, 0)])
+    progress("atomics on the words of N lines: " + ", ".join(f"{int(n)}: {r:.3g}/s"
+                                                             for n, r in curve))
+    return {"atomic_global_per_s_vs_lines": curve}
 
 
 #: (kernel, bytes per thread, vectors of one row each warp stores): 4-byte pieces of 32,

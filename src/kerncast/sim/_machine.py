@@ -188,6 +188,17 @@ class Machine:
         return (self.mem("atomic_global_contended_per_s", 1.3e9),
                 self.mem("atomic_global_uncontended_per_s", 5e11))
 
+    def atomic_rate_over_lines(self, lines: int) -> float | None:
+        """Global atomics per second, whole GPU, when each warp adds to the words of one
+        line and the warps share ``lines`` lines (interpolated in log-log on the calibrated
+        curve), or None where the calibration has no curve or ``lines`` lies past its last
+        point (many lines: the uncontended rate bounds them)."""
+        curve = self.calibration.curves.get("atomic_global_per_s_vs_lines")
+        if not curve or lines > curve[-1][0]:
+            return None
+        n, rate = np.log(np.asarray(curve, float)).T
+        return float(np.exp(np.interp(np.log(max(lines, 1)), n, rate)))
+
     def atomic_rate_over(self, addresses: int) -> float | None:
         """Global atomics per second, whole GPU, when they hit random words among
         ``addresses`` (interpolated in log-log on the calibrated curve), or None where

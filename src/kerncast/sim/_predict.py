@@ -641,11 +641,12 @@ def _atomic_seconds(trace, machine: Machine, blocks: int, traced: list[int], rnd
     spread over few addresses go at the calibrated rate for that many random addresses
     (256 words take 3.9 G/s on the H100, 4,096 take 37 G/s: the units those words map
     to are shared), the number estimated from how often the traced lanes hit the same
-    word. A request whose lanes add to consecutive words of one line (a block merging
-    its private histogram) is one operation on that line, not one per lane, and is
-    left to the first two bounds. An address the traced blocks share is one the whole
-    grid shares; counts scale to the grid. Where one block is traced, the trace of
-    another (``neighbour``) tells which of its addresses other blocks hit too."""
+    word. Requests whose lanes add to consecutive words of one line (blocks merging
+    their private histograms) go at the calibrated rate for the lines the grid shares:
+    the L2 applies a line's operations one after another, and lines share its units
+    (the H200: 12.5 G/s on one line, 27 G/s on 8). An address the traced blocks share is
+    one the whole grid shares; counts scale to the grid. Where one block is traced, the
+    trace of another (``neighbour``) tells which of its addresses other blocks hit too."""
     warp, request, address = _global_atomics(trace)
     if not len(address):
         return 0.0
@@ -657,22 +658,47 @@ def _atomic_seconds(trace, machine: Machine, blocks: int, traced: list[int], rnd
         return 0.0
     memory_scale = rnd.total / rnd.traced if rnd.traced else 1.0
     grid_scale = blocks / max(len(traced), 1) * memory_scale
-    _, inverse, counts = np.unique(address, return_inverse=True, return_counts=True)
-    spread = np.zeros(len(counts), np.int64)
-    pairs = np.unique(np.stack([inverse.reshape(-1), block]), axis=1)
-    np.add.at(spread, pairs[0], 1)
-    if len(traced) == 1 and neighbour is not None:  # shared with another block: with all
-        spread += np.isin(np.unique(address), _global_atomics(neighbour)[2]).astype(np.int64)
-    scaled = np.where(spread > 1, counts * grid_scale, counts * memory_scale)
+    others = None if len(traced) > 1 or neighbour is None else _global_atomics(neighbour)[2]
+    scaled, _ = _scaled_counts(address, block, grid_scale, memory_scale, others)
     contended, uncontended = machine.atomic_rates()
     total = len(address) * grid_scale
     bound = max(float(scaled.max()) / contended, total / uncontended)
+    # lanes on consecutive words of a line, at the rate for the lines the grid shares
+    merged = ~scattered
+    if merged.any():
+        lines, shared = _scaled_counts(
+            address[merged] // LINE_BYTES, block[merged], grid_scale, memory_scale,
+            None if others is None else others // LINE_BYTES)
+        rate = machine.atomic_rate_over_lines(int(shared.sum())) if shared.any() else None
+        if rate is not None:
+            bound = max(bound, float(lines[shared].sum()) / rate)
     # scattered lanes, at the rate for as many addresses as they draw from
     drawn = _addresses_drawn(int(scattered.sum()), len(np.unique(address[scattered])))
     region = machine.atomic_rate_over(drawn) if drawn else None
     if region is not None:
         bound = max(bound, float(scattered.sum()) * grid_scale / region)
     return bound
+
+
+#: bytes of an L2 line
+LINE_BYTES = 128
+
+
+def _scaled_counts(keys: np.ndarray, block: np.ndarray, grid_scale: float, memory_scale: float,
+                   others: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """Per distinct key (an address or a line) of the traced lanes, the lanes the whole
+    grid puts on it, and whether the blocks share it: a key two traced blocks hit (or,
+    with ``others``, the keys of another block's trace, one the traced block and that
+    one hit) is hit by every block, so its count scales to the grid; another block's
+    own keys are other keys, so the count of one only scales to the round."""
+    distinct, inverse, counts = np.unique(keys, return_inverse=True, return_counts=True)
+    spread = np.zeros(len(counts), np.int64)
+    pairs = np.unique(np.stack([inverse.reshape(-1), block]), axis=1)
+    np.add.at(spread, pairs[0], 1)
+    if others is not None:  # shared with another block: with all
+        spread += np.isin(distinct, others).astype(np.int64)
+    shared = spread > 1
+    return np.where(shared, counts * grid_scale, counts * memory_scale), shared
 
 
 def _addresses_drawn(lanes: int, distinct: int) -> int | None:
