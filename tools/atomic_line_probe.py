@@ -6,6 +6,9 @@ spread over 1 to 64 lines (blocks merging their private histograms). Run on a GP
 
 ``atomic_global_per_s_vs_lines`` in the output goes into the device's calibration
 (``src/kerncast/calibrate/data/<device>.json``, ``curves``) with the provenance beside it.
+``data/probes/atomic_line_h200.json`` was written by this tool's first form: the same
+kernel, threads and repetitions, its curve under ``word_operations_per_s_by_lines`` and
+the rest of the atomics part beside it.
 """
 
 from __future__ import annotations
