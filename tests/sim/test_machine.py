@@ -96,30 +96,23 @@ def test_another_devices_calibration_can_be_named_and_is_adapted_to_the_spec(h10
     assert machine_for("h100", "h100-sxm").adapted_from is None
 
 
-def test_atomic_rate_over_lines_interpolates_the_calibrated_curve():
-    m = machine_for("h200")
-    curve = m.calibration.curves["atomic_global_per_s_vs_lines"]
-    rates = dict((int(n), r) for n, r in curve)
-    assert m.atomic_rate_over_lines(8) == pytest.approx(rates[8])
-    between = m.atomic_rate_over_lines(32)  # log-log between 16 and 64
-    assert rates[16] < between < rates[64]
-    assert m.atomic_rate_over_lines(int(curve[-1][0]) * 2) is None  # past the curve
-    bare = dataclasses.replace(m.calibration, curves={})
-    assert dataclasses.replace(m, calibration=bare).atomic_rate_over_lines(8) is None
-
-
 def test_unknown_device_is_bad_input():
     with pytest.raises(InputError, match="unknown device 'no-such-gpu'"):
         machine_for("no-such-gpu")
 
 
-def test_atomic_rate_over_interpolates_the_calibrated_curve():
-    m = machine_for("h100")
-    curve = m.calibration.curves["atomic_global_per_s_vs_addresses"]
+@pytest.mark.parametrize("device, curve_name, method, at, between", [
+    ("h100", "atomic_global_per_s_vs_addresses", "atomic_rate_over", 256, (256, 1024, 4096)),
+    ("h200", "atomic_global_per_s_vs_lines", "atomic_rate_over_lines", 8, (16, 32, 64)),
+])
+def test_atomic_rates_interpolate_the_calibrated_curves(device, curve_name, method, at, between):
+    m = machine_for(device)
+    curve = m.calibration.curves[curve_name]
     rates = dict((int(n), r) for n, r in curve)
-    assert m.atomic_rate_over(256) == pytest.approx(rates[256])
-    between = m.atomic_rate_over(1024)  # log-log between 256 and 4096
-    assert min(rates[256], rates[4096]) < between < max(rates[256], rates[4096])
-    assert m.atomic_rate_over(int(curve[-1][0]) * 2) is None  # past the curve: no bound
+    assert getattr(m, method)(at) == pytest.approx(rates[at])
+    low, x, high = between
+    got = getattr(m, method)(x)  # log-log between two points of the curve
+    assert min(rates[low], rates[high]) < got < max(rates[low], rates[high])
+    assert getattr(m, method)(int(curve[-1][0]) * 2) is None  # past the curve: no bound
     bare = dataclasses.replace(m.calibration, curves={})
-    assert dataclasses.replace(m, calibration=bare).atomic_rate_over(256) is None
+    assert getattr(dataclasses.replace(m, calibration=bare), method)(at) is None

@@ -193,21 +193,22 @@ class Machine:
         line and the warps share ``lines`` lines (interpolated in log-log on the calibrated
         curve), or None where the calibration has no curve or ``lines`` lies past its last
         point (many lines: the uncontended rate bounds them)."""
-        curve = self.calibration.curves.get("atomic_global_per_s_vs_lines")
-        if not curve or lines > curve[-1][0]:
+        return self._rate_on("atomic_global_per_s_vs_lines", lines)
+
+    def _rate_on(self, name: str, x: int) -> float | None:
+        """The calibrated curve ``name`` at ``x``, interpolated in log-log; None without
+        the curve or past its last point."""
+        curve = self.calibration.curves.get(name)
+        if not curve or x > curve[-1][0]:
             return None
         n, rate = np.log(np.asarray(curve, float)).T
-        return float(np.exp(np.interp(np.log(max(lines, 1)), n, rate)))
+        return float(np.exp(np.interp(np.log(max(x, 1)), n, rate)))
 
     def atomic_rate_over(self, addresses: int) -> float | None:
         """Global atomics per second, whole GPU, when they hit random words among
         ``addresses`` (interpolated in log-log on the calibrated curve), or None where
         the calibration has no curve or ``addresses`` lies past its last point."""
-        curve = self.calibration.curves.get("atomic_global_per_s_vs_addresses")
-        if not curve or addresses > curve[-1][0]:
-            return None
-        n, rate = np.log(np.asarray(curve, float)).T
-        return float(np.exp(np.interp(np.log(max(addresses, 1)), n, rate)))
+        return self._rate_on("atomic_global_per_s_vs_addresses", addresses)
 
 
 def _timings(cal: Calibration, schedulers: int, warp: int) -> tuple[dict, dict, dict]:
