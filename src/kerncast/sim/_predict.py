@@ -686,11 +686,11 @@ LINE_BYTES = 128
 
 def _scaled_counts(keys: np.ndarray, block: np.ndarray, grid_scale: float, memory_scale: float,
                    others: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """Per distinct key (an address or a line) of the traced lanes, the lanes the whole
-    grid puts on it, and whether the blocks share it: a key two traced blocks hit (or,
-    with ``others``, the keys of another block's trace, one the traced block and that
-    one hit) is hit by every block, so its count scales to the grid; another block's
-    own keys are other keys, so the count of one only scales to the round."""
+    """Per distinct key (an address or a line) of the traced lanes: the lanes the whole
+    grid puts on it, and whether the blocks share it. A key that two traced blocks hit
+    is hit by every block, and so is one that the traced block and another block's trace
+    (``others``) both hit: its count scales to the grid. A key of one block alone stands
+    for other keys in the other blocks: its count scales only to the round."""
     distinct, inverse, counts = np.unique(keys, return_inverse=True, return_counts=True)
     spread = np.zeros(len(counts), np.int64)
     pairs = np.unique(np.stack([inverse.reshape(-1), block]), axis=1)
