@@ -40,7 +40,9 @@ the one with the worst line (``ladders.png``).
 
 The last line is ``sampling linear: <X>% svr: <Y>% overhead: <Z>% median overhead: <W>%``
 where ``linear`` is kerncast's ``sampling`` and the overheads are its mean and median over
-kernels. ``--device pocl`` would score a PoCL CPU dataset the same way.
+kernels. ``--device pocl`` would score a PoCL CPU dataset the same way, and ``--dataset
+DIR`` any dataset with sampled runs (``data/userkernels-h200``: kernels written after the
+models, never used to tune them).
 """
 
 from __future__ import annotations
@@ -57,10 +59,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 
-def _dataset(device: str):
+def _dataset(device: str, path: Path | None = None):
+    """``data/<device>`` (or the dataset at ``path``), its times rows those of the
+    launches it sampled."""
     from kerncast.data import Dataset
 
-    path = ROOT / "data" / device
+    path = path or ROOT / "data" / device
     if not (path / "samples.parquet").exists():
         sys.exit(f"{path} has no sampled runs (samples.parquet); measure them with "
                  f"'kerncast measure corpus --device {device} --experiments samples'")
@@ -292,13 +296,16 @@ def _figures(data, out: Path, sweep: pd.DataFrame, lines: pd.Series) -> list[Pat
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", default="h100")
+    ap.add_argument("--dataset", type=Path, default=None,
+                    help="a dataset directory to score instead of data/<device> (e.g. "
+                         "data/userkernels-h200, the kernels no model was tuned on)")
     ap.add_argument("--figures", type=Path, default=None,
                     help="directory for tradeoff.png and ladders.png")
     args = ap.parse_args()
     from kerncast.evaluate import evaluate
     from kerncast.models import Sampling, SamplingSVR
 
-    data = _dataset(args.device)
+    data = _dataset(args.device, args.dataset)
     counters = data.counters is not None and len(data.counters) > 0
     models = ["seed-linear", "sampling"] + (["sampling-svr"] if counters else [])
     result = evaluate(data, models)
@@ -309,12 +316,12 @@ def main() -> None:
     if counters:
         published = _errors(evaluate(data, [SamplingSVR(base="seed-linear", target="ips")]))
         per_kernel["svr-as-published"] = published["sampling-svr"]
-    across = _across_gpus(data, args.device) if counters else None
+    across = _across_gpus(data, args.device) if counters and args.dataset is None else None
     if across is not None:
         per_kernel[across.name] = across
     pd.set_option("display.width", 160)
     print(f"{len(data.times)} launches of {data.times['kernel'].nunique()} kernels with sampled runs "
-          f"({args.device})\n")
+          f"({args.dataset or args.device})\n")
     if not counters:
         print("no counters in this dataset: the SVR models are not scored\n")
     print(per_kernel.round(1).to_string())
