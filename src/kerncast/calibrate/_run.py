@@ -231,15 +231,26 @@ def _bandwidths(b: _Bench, progress) -> dict[str, float]:
     return out
 
 
+#: threads, block size and adds per thread of the global-atomics benchmarks
+ATOMIC_THREADS_PER_SM, ATOMIC_BLOCK, ATOMIC_ITERS = 8 * 256, 256, 64
+
+
+def _global_adds_per_s(b: _Bench, addr, slots: int) -> float:
+    """Global atomic adds per second when thread t adds to ``addr[t % slots]``."""
+    threads = b.sms * ATOMIC_THREADS_PER_SM
+    t = b.timed(lambda: b.fn("atomic_global")(
+        (threads // ATOMIC_BLOCK,), (ATOMIC_BLOCK,),
+        (addr, np.int32(slots), np.int32(ATOMIC_ITERS))))
+    return round(threads * ATOMIC_ITERS / t, 0)
+
+
 def _atomics(b: _Bench, progress) -> dict[str, float]:
     cp = b.cp
-    threads, block, iters = b.sms * 8 * 256, 256, 64
+    threads, iters = b.sms * ATOMIC_THREADS_PER_SM, ATOMIC_ITERS
     addr = cp.zeros(threads, dtype=cp.uint32)
     out = {}
     for label, slots in (("uncontended", threads), ("contended", 1)):
-        t = b.timed(lambda s=slots: b.fn("atomic_global")((threads // block,), (block,),
-                                                         (addr, np.int32(s), np.int32(iters))))
-        out[f"atomic_global_{label}_per_s"] = round(threads * iters / t, 0)
+        out[f"atomic_global_{label}_per_s"] = _global_adds_per_s(b, addr, slots)
     for label, slots in (("uncontended", 1024), ("contended", 1)):
         t = b.timed(lambda s=slots: b.fn("atomic_shared")((b.sms * 2,), (1024,),
                                                          (addr, np.int32(s), np.int32(iters))))
@@ -260,7 +271,7 @@ def _atomic_curve(b: _Bench, progress) -> dict[str, list[list[float]]]:
     """Global atomic adds per second when every thread hits random words among N:
     the L2 serialises the operations on one address and those its atomic units share."""
     cp = b.cp
-    threads, block, iters = b.sms * 8 * 256, 256, 64
+    threads, block, iters = b.sms * ATOMIC_THREADS_PER_SM, ATOMIC_BLOCK, ATOMIC_ITERS
     words = max(ATOMIC_ADDRESSES)
     raw = cp.zeros(words + 1024, dtype=cp.uint32)
     skip = (-raw.data.ptr % 4096) // 4  # start the bins on a 4 KiB boundary
@@ -286,15 +297,8 @@ def _atomic_lines(b: _Bench, progress) -> dict[str, list[list[float]]]:
     the warps spread over N consecutive lines (blocks merging their private histograms
     into one of N lines): the L2 applies the operations on a line one after another, and
     lines share its atomic units."""
-    cp = b.cp
-    threads, block, iters = b.sms * 8 * 256, 256, 64
-    addr = cp.zeros(threads, dtype=cp.uint32)  # the pool aligns it to 512 bytes
-    curve = []
-    for n in ATOMIC_LINES:
-        slots = n * LINE_WORDS
-        t = b.timed(lambda s=slots: b.fn("atomic_global")((threads // block,), (block,),
-                                                         (addr, np.int32(s), np.int32(iters))))
-        curve.append([float(n), round(threads * iters / t, 0)])
+    addr = b.cp.zeros(b.sms * ATOMIC_THREADS_PER_SM, dtype=b.cp.uint32)  # 512-byte aligned
+    curve = [[float(n), _global_adds_per_s(b, addr, n * LINE_WORDS)] for n in ATOMIC_LINES]
     progress("atomics on the words of N lines: " + ", ".join(f"{int(n)}: {r:.3g}/s"
                                                              for n, r in curve))
     return {"atomic_global_per_s_vs_lines": curve}

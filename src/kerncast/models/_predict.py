@@ -391,10 +391,10 @@ def _corpus_sweep(kernel: str | CorpusKernel, device: str, size: str, language: 
     configs = k.launches(size)
     log = _journal(journal, {"kernel": k.name, "device": device, "sm_count": sm_count,
                              "size": size, "language": language})
-    _share_sass(("corpus", k, language), _new(configs, log, [c.label() for c in configs]),
-                device, executor)
+    labels = [c.label() for c in configs]
+    _share_sass(("corpus", k, language), _new(configs, log, labels), device, executor)
     rows = _fanned(_corpus_row, configs, (k, language, device, sm_count), executor, progress,
-                   log, [c.label() for c in configs])
+                   log, labels)
     out = [{**row, "config": config.label(), "tunables": config.tunables}
            for config, row in zip(configs, rows)]
     return sorted(out, key=lambda r: r["seconds"])
