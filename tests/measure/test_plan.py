@@ -92,7 +92,11 @@ def test_a_recorded_ladder_leaves_the_full_grid_to_measure():
     ladder, full, base, rungs, done = _ladder_and("samples-full")
     assert (ladder.table, full.table) == ("samples", "samples")
     assert done(rungs) == [True, False]
-    assert done(pd.DataFrame([{**base, "k": 0, "l2_state": "cold", "grid_fraction": 1.0}])) \
+    whole = {**base, "k": 0, "grid_fraction": 1.0}
+    assert done(pd.DataFrame([{**whole, "l2_state": "warm"}])) == [False, True]
+    # a whole grid timed only cold, as samples-full once did, is measured again (warm too)
+    assert done(pd.DataFrame([{**whole, "l2_state": "cold"}])) == [False, False]
+    assert done(pd.DataFrame([{**whole, "l2_state": "warm", "status": "compile_failed"}])) \
         == [False, True]
 
 

@@ -154,16 +154,18 @@ def test_chosen_samples_are_the_only_ones_run():
         min(config.blocks // 2, config.blocks - m["blocks_launched"]) for m in middles]
 
 
-def test_the_full_grid_is_one_cold_row():
+def test_the_full_grid_is_timed_warm_as_times_does_and_cold_as_samples_are():
     from kerncast.measure._samples import measure_full
 
     kernel = get_kernel("matmul_naive")
     config = kernel.launch("large", {"bx": 32, "by": 1})
     backend = FakeBackend(sm_count=8, times=[20e-6], behaviours={"matmul_naive": "unwritten"})
     rows = measure_full(backend, kernel, config, policy=QUICK)
-    assert [(r["k"], r["l2_state"], r["status"]) for r in rows] == [(0, "cold", "ok")]
-    assert rows[0]["blocks_launched"] == config.blocks and rows[0]["grid_fraction"] == 1.0
-    assert rows[0]["psat"] == 32 and backend.events.count("flush") > 0
+    assert [(r["k"], r["l2_state"], r["status"]) for r in rows] == [(0, "warm", "ok"),
+                                                                     (0, "cold", "ok")]
+    assert all(r["blocks_launched"] == config.blocks and r["grid_fraction"] == 1.0
+               and r["psat"] == 32 for r in rows)
+    assert backend.events.count("flush") > 0
 
 
 def test_a_failed_full_grid_is_still_the_full_grids_row():
@@ -174,7 +176,7 @@ def test_a_failed_full_grid_is_still_the_full_grids_row():
     rows = measure_full(FakeBackend(behaviours={"matmul_tiled": "compile_error"}), kernel,
                         config, policy=QUICK)
     assert len(rows) == 1 and rows[0]["status"] == "compile_failed"
-    assert (rows[0]["k"], rows[0]["l2_state"], rows[0]["grid_fraction"]) == (0, "cold", 1.0)
+    assert (rows[0]["k"], rows[0]["l2_state"], rows[0]["grid_fraction"]) == (0, "warm", 1.0)
 
 
 class PaidFake(FakeBackend):

@@ -198,7 +198,7 @@ def test_live_grid_too_small_to_sample_is_measured_directly():
     ladder = pd.DataFrame([{"k": 0, "psat": 8, "sm_count": 132, "blocks_launched": 500}])
     calls = []
     got = Sampling().explain_live(ladder, 500, lambda i, s: calls.append((i, s)) or 42e-6)
-    assert calls == [(0, "cold")]
+    assert calls == [(0, "warm")]
     assert got.seconds == pytest.approx(42e-6)
     assert got.based_on["method"].startswith("direct measurement")
     assert SeedLinear().explain_live(ladder, 500, lambda i, s: 42e-6).seconds == pytest.approx(42e-6)
@@ -279,6 +279,26 @@ def test_a_grid_too_short_for_two_samples_is_measured_whole():
     assert "too short to sample" in got.based_on["method"]
 
 
+
+@pytest.mark.parametrize("state", ["cold", "paid"])
+def test_a_direct_measurement_takes_the_whole_grid_timed_warm_where_there_is_one(state):
+    wave = 4 * 132
+    # a short grid whose data fits in the L2: the cold run pays for the flush's dirty
+    # lines (18 us), the warm one is timed as `times` times the launch (15 us)
+    short = [(1, wave, 12e-6, state), (0, int(1.3 * wave), 18e-6, "cold"),
+             (0, int(1.3 * wave), 15e-6, "warm")]
+    data = _dataset(short, blocks=int(1.3 * wave))
+    assert Sampling().fit(data).predict(data)[0] == pytest.approx(15e-6)
+    assert Sampling(l2_state=state).fit(data).predict(data)[0] == pytest.approx(15e-6)
+    # a dataset that timed the whole grid only cold stands on that run
+    assert Sampling().fit(_dataset(short[:2], blocks=int(1.3 * wave))).predict(
+        _dataset(short[:2], blocks=int(1.3 * wave)))[0] == pytest.approx(18e-6)
+    # a flagged line (waves 2 and 3 predict 3x the launch) is answered the same way
+    pts = [(2, 2 * wave, 5.1e-3, state), (3, 3 * wave, 6.0e-3, state),
+           (0, 16 * wave, 6.3e-3, "cold"), (0, 16 * wave, 6.1e-3, "warm")]
+    data = _dataset(pts, blocks=16 * wave)
+    assert Sampling(budget=0.0).fit(data).predict(data)[0] == pytest.approx(6.1e-3)
+
 def test_paid_samples_are_taken_where_a_launch_has_them():
     wave = 4 * 132
     # cold samples pay for the flush's dirty lines (a slope of 14 us a wave), paid ones
@@ -307,10 +327,10 @@ def test_live_samples_are_paid_where_the_backend_can_time_the_write_back():
         return list(times.values())[i]
 
     Sampling(budget=0.0).explain_live(ladder, 16 * wave, measure, ("warm", "cold", "paid"))
-    assert calls == [(2, "paid"), (3, "paid"), (0, "cold")]
+    assert calls == [(2, "paid"), (3, "paid"), (0, "warm")]  # the grid as `times` runs it
     calls.clear()
     Sampling(budget=0.0).explain_live(ladder, 16 * wave, measure, ("warm", "cold"))
-    assert calls == [(2, "cold"), (3, "cold"), (0, "cold")]
+    assert calls == [(2, "cold"), (3, "cold"), (0, "warm")]
 
 
 def _with(rows: Dataset, **columns) -> Dataset:
@@ -412,7 +432,7 @@ def test_live_the_middle_and_its_twin_from_the_start_are_timed_warm():
         return 5e-6 if i == 7 else 4e-6 + 10e-6 * ladder["k"][i]
 
     got = Sampling(budget=0.01).explain_live(ladder, 200 * wave, measure, ("warm", "cold", "paid"))
-    assert calls == [(0, "paid"), (1, "paid"), (0, "warm"), (7, "warm"), (6, "cold")]
+    assert calls == [(0, "paid"), (1, "paid"), (0, "warm"), (7, "warm"), (6, "warm")]
     assert got.seconds == pytest.approx(1.0e-3)
     assert "middle of the grid" in got.based_on["method"]
 

@@ -1,7 +1,7 @@
 """What a campaign measures: items grouped by (kernel, size), minus what is already recorded.
 
 An :class:`Item` is one measurement that yields the rows of one table: a ``times``
-row, the ``samples`` rows of one configuration, its full grid timed as a cold sample
+row, the ``samples`` rows of one configuration, its full grid timed warm and cold
 (``samples-full``), its ladder timed with the write-back of each sample's stores
 (``samples-paid``, for samples recorded before the backends timed that), an ``energy`` row, one
 ``sm-sweep`` point, a ``counters`` row, or a ``cpu`` row. Items are grouped into
@@ -129,17 +129,14 @@ def item_key(item: Item, device: str) -> tuple:
     return (item.experiment, item.kernel, item.language, item.size, item.config, device)
 
 
-def _is_full_grid(row: dict) -> bool:
-    """A ``samples`` row of the whole grid, timed cold (what ``samples-full`` records)."""
-    return row.get("l2_state") == "cold" and int(row.get("k") or 0) == 0 and \
-        (row.get("grid_fraction") or 0) >= 1
-
-
 def _samples_experiment(row: dict) -> str:
     """The experiment a ``samples`` row keys: ``samples-full`` for the whole grid timed
-    cold, ``samples-paid`` for a sample timed with its write-back, else ``samples``."""
-    if _is_full_grid(row):
-        return "samples-full"
+    warm (or its failure), ``samples-paid`` for a sample timed with its write-back, else
+    ``samples``. A whole grid timed only cold (as ``samples-full`` did before it timed it
+    warm too) marks nothing done, so that the launch is measured again."""
+    if int(row.get("k") or 0) == 0 and (row.get("grid_fraction") or 0) >= 1:
+        warm = row.get("l2_state") == "warm" or row.get("status") != "ok"
+        return "samples-full" if warm else "samples-full-cold"
     return "samples-paid" if row.get("l2_state") == "paid" else "samples"
 
 
