@@ -342,8 +342,9 @@ def main() -> None:
     print("\nanswered with a run of the whole grid (samples not trusted):")
     for line in _measured_whole(data) or ["(none)"]:
         print("  " + line)
+    repeats = {state: _repeat(data, state) for state in ("warm", "cold")}
     for state, how in (("warm", "as the times row is timed"), ("cold", "cold L2")):
-        repeat = _repeat(data, state)
+        repeat = repeats[state]
         if not len(repeat):
             continue
         off = repeat[repeat["diff_pct"].abs() > 2]
@@ -352,7 +353,7 @@ def main() -> None:
               f"median {repeat['diff_pct'].abs().median():.2f}% over {len(repeat)} launches; "
               f"over 2%: " + (", ".join(f"{r.kernel} {r.diff_pct:+.1f}%" for r in off.itertuples())
                               or "none"))
-    else:
+    if not any(len(r) for r in repeats.values()):
         print("no samples-full runs in this dataset: flagged launches keep their lines "
               "(measure them with --experiments samples-full)")
 
