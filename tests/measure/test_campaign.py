@@ -170,3 +170,38 @@ def test_plan_skips_kernels_without_the_language(tmp_path):
                         experiments=["times"], sizes=["small"])
     units, notes = campaign.plan()
     assert units == [] and any("no cuda version" in n for n in notes)
+
+
+def test_a_unit_prepared_ahead_compiles_what_the_cuda_backends_compile(tmp_path, monkeypatch):
+    from kerncast.corpus import get_kernel
+    from kerncast.measure import _campaign
+    from kerncast.measure._cuda_common import nvrtc_options
+
+    compiled = []
+    monkeypatch.setattr(_campaign, "cubin_file", lambda *a: compiled.append(a))
+    kernel = get_kernel("matmul_tiled")
+    configs = kernel.launches("small")[:2]
+    unit = _campaign._prep_task("matmul_tiled", "small", [c.tunables for c in configs],
+                                str(tmp_path), 0, None, "sm_90")
+    assert (tmp_path / "matmul_tiled" / "small" / "manifest.json").exists()
+    assert unit.endswith("small")
+    sources = [kernel.instance(c, "cuda")[0] for c in configs]
+    assert sorted((text, options, arch) for text, options, arch, _ in compiled) == sorted(
+        {(s.source, nvrtc_options(s), "sm_90") for s in sources})
+
+
+def test_a_unit_that_could_not_be_prepared_ahead_is_a_note(tmp_path):
+    from concurrent.futures import Future
+    from types import SimpleNamespace
+
+    campaign = Campaign(tmp_path / "out", device="h100", backend=FAKE, kernels=["matmul_tiled"],
+                        sizes=["small"], policy=QUICK, workers=1)
+    failed, fine = Future(), Future()
+    failed.set_exception(AttributeError("no attribute 'ptxas_options'"))
+    fine.set_result(str(tmp_path))
+    campaign._units = [SimpleNamespace(kernel=SimpleNamespace(name=n), size="large")
+                       for n in ("convolve_cols", "saxpy")]
+    campaign._futures = {0: failed, 1: fine}
+    assert campaign._prep_failures() == [
+        "preparing inputs ahead failed for convolve_cols large (AttributeError: no attribute "
+        "'ptxas_options'): their items prepared them inline, item by item"]

@@ -140,10 +140,13 @@ def _prep_task(kernel: str, size: str, tunables: list[dict], root: str, seed: in
     k = get_kernel(kernel, Path(corpus_root) if corpus_root else None)
     configs = [k.launch(size, t) for t in tunables]
     if arch and "cuda" in k.languages:
-        source = k.source_path("cuda")
-        for options in {nvrtc_options(c) for c in configs}:
+        sources = {}
+        for config in configs:  # as the backends compile it: the instance's source and options
+            source, _ = k.instance(config, "cuda")
+            sources[(source.source, nvrtc_options(source))] = Path(source.display).name
+        for (text, options), name in sources.items():
             try:
-                cubin_file(source.read_text(), options, arch, source.name)
+                cubin_file(text, options, arch, name)
             except Exception:  # noqa: BLE001 (the measuring worker reports compile errors)
                 pass
     return str(prepare_unit(k, size, configs, root, seed))
@@ -350,6 +353,7 @@ class Campaign:
             if pool is not None:
                 pool.shutdown(wait=False, cancel_futures=True)
             shutil.rmtree(prep_root, ignore_errors=True)
+        notes = notes + self._prep_failures()
         remaining = self._total - self._done
         result = CampaignResult(
             str(self.out), planned, self._done, remaining, dict(self._rows), dict(self._statuses),
@@ -454,6 +458,21 @@ class Campaign:
             if self._unit_left.get(index, 0) > 0 and index not in self._futures:
                 self._futures[index] = self._submit(self._pool, unit, self._prep_root)
                 busy += 1
+
+    def _prep_failures(self) -> list[str]:
+        """A note per distinct error of the processes that prepared units ahead: their
+        items prepared their inputs and references inline, item by item, instead."""
+        errors: dict[str, list[str]] = {}
+        for index, future in getattr(self, "_futures", {}).items():
+            if future is None or not future.done() or future.cancelled():
+                continue
+            error = future.exception()
+            if error is not None:
+                unit = self._units[index]
+                errors.setdefault(f"{type(error).__name__}: {error}", []).append(
+                    f"{unit.kernel.name} {unit.size}")
+        return [f"preparing inputs ahead failed for {', '.join(units)} ({error}): their items "
+                "prepared them inline, item by item" for error, units in errors.items()]
 
     def _unit_progress(self, item: Item) -> None:
         """After an item: drop a finished unit's scratch files and prepare further ahead."""
