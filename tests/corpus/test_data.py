@@ -137,3 +137,18 @@ def test_launches_whose_outputs_differ_in_size_share_the_problem(monkeypatch):
         keys.append(array.values(np.random.default_rng(0)))
     assert len(calls) == 1
     assert all(np.shares_memory(k, keys[0]) for k in keys)
+
+
+def test_outputs_are_compared_as_isclose_compares_them_a_chunk_at_a_time(monkeypatch):
+    from kerncast.corpus import _data
+
+    monkeypatch.setattr(_data, "_CHUNK", 1000)  # many chunks, the last one partial
+    rng = np.random.default_rng(3)
+    want = rng.standard_normal(10_500).astype(np.float32)
+    got = want * (1 + rng.standard_normal(want.size).astype(np.float32) * 1e-4)
+    got[::97], want[::89] = np.nan, np.nan
+    got[::131] = want[::131] = np.inf
+    got[7::131], want[5::173] = -np.inf, np.inf
+    isclose = np.isclose(got.astype(np.float64), want.astype(np.float64), rtol=1e-4, atol=1e-6)
+    bad = _data._not_close(got, want, 1e-4, 1e-6)
+    assert np.array_equal(bad, ~isclose) and 0 < bad.sum() < bad.size

@@ -71,7 +71,9 @@ def _unwritten(name: str, actual: np.ndarray, expected: np.ndarray) -> str | Non
         return None
     marker = poison(actual.dtype, 1)[0]
     if actual.dtype.kind == "f":
-        mask = np.isnan(actual) & ~np.isnan(expected.astype(np.float64))
+        mask = np.isnan(actual)
+        if expected.dtype.kind == "f":
+            mask &= ~np.isnan(expected)
     else:
         mask = (actual == marker) & (expected != marker)
     count = int(mask.sum())
