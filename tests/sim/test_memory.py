@@ -146,6 +146,20 @@ def test_share_interpolates_between_l2_and_dram():
         assert dram == pytest.approx(4 * share)
 
 
+def test_a_warm_launch_fetches_nothing_from_dram_and_waits_once_per_page():
+    caches = SMCaches(l1_bytes=64 * 1024, l2_share_bytes=1 << 20, warm=True)
+    page = 1 << 16  # sectors in a 2 MiB page
+    ready, below, dram = caches.load(_line(0), 0.0, 0.0, LAT)
+    assert ready == pytest.approx(LAT[2]) and below == 4 and dram == 0  # the translation
+    ready, _, dram = caches.load(_line(1), 0.0, 100.0, LAT)  # same page: the L2's latency
+    assert ready == pytest.approx(100.0 + LAT[1]) and dram == 0
+    ready, _, _ = caches.load((page,), 0.0, 200.0, LAT)  # the next page
+    assert ready == pytest.approx(200.0 + LAT[2])
+    assert caches.store(_line(2), 0.0) == (4, 0.0)  # written back to no DRAM
+    cold = SMCaches(l1_bytes=64 * 1024, l2_share_bytes=1 << 20)
+    assert cold.store(_line(2), 1.0) == (4, 4.0)
+
+
 def test_l1_evicts_least_recently_used_sectors():
     caches = SMCaches(l1_bytes=16 * 1024, l2_share_bytes=1 << 24)
     lines = 16 * 1024 // 128

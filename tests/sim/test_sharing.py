@@ -14,7 +14,7 @@ import pytest
 from kerncast.emu import emulate
 from kerncast.ptx import parse
 from kerncast.sim._sharing import (
-    L2_USABLE, block_coords, probe_blocks, resident_shares, wave_sharing,
+    INPUT_SETS, L2_USABLE, block_coords, probe_blocks, resident_shares, warm_l2, wave_sharing,
 )
 from kerncast.trace import KINDS, SPACES
 
@@ -214,3 +214,18 @@ def test_a_buffer_larger_than_the_usable_l2_is_not_resident():
     small_l2 = region.nbytes / L2_USABLE * 0.5
     assert v_pc not in resident_shares(trace.memory, [region], scale=64.0, l2_bytes=small_l2)
     assert resident_shares(trace.memory, [], scale=64.0, l2_bytes=L2) == {}
+
+
+def test_a_launch_is_warm_where_every_copy_of_its_buffers_the_times_protocol_cycles_fits():
+    l2 = 50 << 20
+    most = L2_USABLE * l2 / INPUT_SETS  # the protocol cycles INPUT_SETS copies of these
+    assert warm_l2(100 << 10, l2) and warm_l2(most, l2)
+    assert not warm_l2(most * 1.01, l2)
+    # larger buffers cycle fewer copies, but still twice the L2's size in all
+    assert not warm_l2(20 << 20, l2) and not warm_l2(l2, l2) and not warm_l2(0, l2)
+
+
+def test_the_copies_counted_are_those_the_times_protocol_cycles():
+    from kerncast.measure._timing import TimingPolicy
+
+    assert TimingPolicy().max_input_sets == INPUT_SETS

@@ -16,7 +16,9 @@ sector LRU of the capacity left beside the shared memory, write-through without
 allocation, with in-flight fills that later requests wait for instead of fetching
 again) and this SM's share of the L2 (an LRU of the sectors it has fetched). A sector
 that misses both comes from the L2 if another SM fetched it first (the sharing
-probability), else from DRAM.
+probability), else from DRAM. A launch whose buffers are in the L2 when it starts
+(``warm``) fetches nothing from DRAM; the first access to each page still waits about
+as long, for its address translation.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ _LOCAL_TAG = 1 << 56
 # evaluated with cross-validation by kernel in benchmarks/static_accuracy.py.
 DRAM_CHUNK = 64
 _PER_CHUNK = DRAM_CHUNK // SECTOR
+# the GPU's 2 MiB pages, in 32-byte sectors (log2)
+_PAGE_SECTORS_LOG2 = 16
 
 
 @dataclass(frozen=True)
@@ -215,9 +219,14 @@ def request_costs(trace, *, sharing=None, wpb: int = 1, only=None,
 class SMCaches:
     """The L1 and this SM's share of the L2, in issue order (see the module docstring)."""
 
-    __slots__ = ("l1", "l1_cap", "l2", "l2_cap", "stats")
+    __slots__ = ("l1", "l1_cap", "l2", "l2_cap", "stats", "warm", "pages")
 
-    def __init__(self, l1_bytes: int, l2_share_bytes: int):
+    def __init__(self, l1_bytes: int, l2_share_bytes: int, warm: bool = False):
+        # warm: the launch's buffers are in the L2 when it starts (sim._sharing.warm_l2):
+        # nothing is fetched from DRAM or written back to it, but the first access to
+        # each page waits for its address translation, about as long as a DRAM access
+        self.warm = warm
+        self.pages: set[int] = set()
         self.l1: OrderedDict[int, float] = OrderedDict()   # sector -> time its data arrives
         self.l2: OrderedDict[int, None] = OrderedDict()
         self.l1_cap = max(l1_bytes // SECTOR, 1)
@@ -265,6 +274,9 @@ class SMCaches:
                         if buddy != s:
                             in_l2(buddy)
                 arrival = now + l2_lat + share * (dram_lat - l2_lat)
+                if self.warm and (s >> _PAGE_SECTORS_LOG2) not in self.pages:
+                    self.pages.add(s >> _PAGE_SECTORS_LOG2)
+                    arrival = now + dram_lat
             l1[s] = arrival
             if len(l1) > self.l1_cap:
                 l1.popitem(last=False)
@@ -283,7 +295,7 @@ class SMCaches:
         dram = 0.0
         for s in sectors:
             self.l1.pop(s, None)
-            if not self._in_l2(s):
+            if not self._in_l2(s) and not self.warm:
                 dram += 1.0
         self.stats["dram"] += dram
         return len(sectors), dram

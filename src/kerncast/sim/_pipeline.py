@@ -705,8 +705,9 @@ def simulate_round(streams: list[tuple[np.ndarray, np.ndarray]], table: list[Op]
     of replicated blocks share their original's requests). ``sampled`` is what
     :func:`sample_streams` gave for these streams and ``budget``, if already known."""
     cut, scale = sampled or sample_streams(streams, budget)
-    sim = _Sim(table, nregs, cut, costs, machine, active_sms, warps_per_block,
-               SMCaches(l1_bytes, l2_share_bytes), source, stands_for, sharing)
+    caches = SMCaches(l1_bytes, l2_share_bytes, warm=bool(sharing is not None and sharing.warm))
+    sim = _Sim(table, nregs, cut, costs, machine, active_sms, warps_per_block, caches, source,
+               stands_for, sharing)
     cycles = sim.run()
     pace = _paces(sim)
     if scale > 1.0:

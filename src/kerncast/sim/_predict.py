@@ -53,7 +53,7 @@ from kerncast.sim._pipeline import (DEFAULT_BUDGET, RoundResult, build_table, co
                                     memory_keys, sample_streams, simulate_round)
 from kerncast.sim._regbanks import charge_conflicts, pc_conflicts
 from kerncast.sim._sassissue import charge_sass_issue, pc_issue_ratios
-from kerncast.sim._sharing import probe_blocks, resident_shares, wave_sharing
+from kerncast.sim._sharing import probe_blocks, resident_shares, warm_l2, wave_sharing
 from kerncast.sim._straggler import LoopBound, loop_trip_bound
 from kerncast.sim._whatif import check_fixes, fix_costs, fix_streams, fixed_blocks_per_sm
 from kerncast.trace import KINDS, SPACES, flop_weights
@@ -507,9 +507,10 @@ def predict_launch(kernel: Kernel, launch: Launch, device: str | Device, *,
     by_warp = fix_streams(trace.streams()) if "divergence" in fixes else trace.streams()
     rnd = _round_streams(trace, stands, sources, orders, by_warp)
     grid_scale = blocks / len(emulated) * (rnd.total / rnd.traced if rnd.traced else 1.0)
+    regions = list(result._regions.values())
     sharing = replace(sharing, resident=resident_shares(
-        trace.memory, list(result._regions.values()), scale=grid_scale,
-        l2_bytes=dev.memory.l2_kib * 1024))
+        trace.memory, regions, scale=grid_scale, l2_bytes=dev.memory.l2_kib * 1024),
+        warm=warm_l2(sum(r.nbytes for r in regions), dev.memory.l2_kib * 1024))
     waves, rest = divmod(blocks, wave) if per_sm == psat else (0, blocks)
     tail_per_sm = math.ceil(rest / n_sm)
     needed = rnd.sample(table, budget)
@@ -559,7 +560,9 @@ def predict_launch(kernel: Kernel, launch: Launch, device: str | Device, *,
         "short_blocks": uneven, "inputs": inputs,
         "l2_sharing": {"affine_instances": sharing.affine, "instances": sharing.instances,
                        "wave_footprint_bytes": sharing.wave_footprint_bytes,
-                       "scope": sharing.scope},
+                       "scope": sharing.scope,
+                       "at_start": "warm: the buffers are in the L2, as launches repeated on "
+                                   "them find them" if sharing.warm else "cold"},
         "straggler": None if loop is None else {
             "seconds": float(straggler), "trips": loop.trips, "traced_trips": loop.traced_trips,
             "offsets": _argument(launch, loop.buffer), "stride": loop.stride},
