@@ -33,7 +33,7 @@ warm, as the ``times`` experiment times a launch: the direct measurement that a 
 falls back on where its samples cannot be trusted, or where the grid is too short to
 sample, so that a dataset can replay what live mode does. Nothing is extrapolated from
 it, so the L2 is left as repeated launches leave it; a cold run of a launch whose data
-fits in the L2 pays for the flush's dirty lines (11-65% on launches of 3-18 µs on the
+fits in the L2 pays for the flush's dirty lines (10-68% on launches of 3-17 µs on the
 H200). It is also timed cold, as a sample is: a second run of the ground truth in
 the state the samples are in.
 """

@@ -81,8 +81,8 @@ def _whole_warm(samples: pd.DataFrame, l2_state: str) -> pd.DataFrame:
     """The samples timed in ``l2_state``, where a launch's whole grid was also timed warm
     with that run in place of its own: a direct measurement extrapolates nothing, so it
     is timed as the ``times`` experiment times the launch. A cold run of a launch whose
-    data fits in the L2 pays for the flush's dirty lines (11-65% on the H200's launches
-    of 3-18 us)."""
+    data fits in the L2 pays for the flush's dirty lines (10-68% on the H200's launches
+    of 3-17 us)."""
     mine = samples[samples["l2_state"] == l2_state]
     if l2_state == "warm" or "k" not in samples.columns:
         return mine

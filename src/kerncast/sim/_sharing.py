@@ -19,6 +19,8 @@ of pc ``p`` by warp ``w`` of a block, keyed ``(w, p, k)``):
   they read a buffer that fits in the L2 (a gathered vector, a lookup table): then the
   whole GPU shares it, and :func:`resident_shares` gives the share of fetches that find
   a sector no SM has brought in yet;
+* a launch whose buffers stay in the L2 from one repeated launch to the next
+  (:func:`warm_l2`, ``Sharing.warm``) fetches nothing from DRAM at all;
 * :meth:`Sharing.shift` gives the sector shift of an instance in another block, so
   that a round can stand for several blocks with one traced block (replicas).
 """
@@ -104,11 +106,11 @@ class Sharing:
 
     def fractions_of(self, wib: np.ndarray, pc: np.ndarray, occ: np.ndarray) -> list[float]:
         """:meth:`fraction` of many instances at once (arrays of their three parts)."""
+        if self.warm:
+            return [0.0] * len(np.asarray(pc))
         if not self._lookup and len(self.keys):
             self._lookup.update(zip(self.keys.tolist(), range(len(self.keys))))
         lookup, resident = self._lookup, self.resident
-        if self.warm:
-            return [0.0] * len(np.asarray(pc))
         affine, fractions = self.affine_mask.tolist(), self.fractions.tolist()
         out = []
         for key, p in zip(_key(wib, pc, occ).tolist(), np.asarray(pc).tolist()):
