@@ -249,6 +249,8 @@ class SMCaches:
         DRAM is read in chunks of ``DRAM_CHUNK`` bytes: a sector fetched from DRAM brings
         its neighbours in the chunk into the L2 and costs the whole chunk."""
         l1_lat, l2_lat, dram_lat = lat
+        if self.warm:  # every sector is in the L2 already
+            share = 0.0
         ready, below, dram = now + l1_lat, 0, 0.0
         l1, in_l2 = self.l1, self._in_l2
         l1_hits = l2_hits = 0

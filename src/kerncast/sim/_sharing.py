@@ -20,7 +20,8 @@ of pc ``p`` by warp ``w`` of a block, keyed ``(w, p, k)``):
   whole GPU shares it, and :func:`resident_shares` gives the share of fetches that find
   a sector no SM has brought in yet;
 * a launch whose buffers stay in the L2 from one repeated launch to the next
-  (:func:`warm_l2`, ``Sharing.warm``) fetches nothing from DRAM at all;
+  (:func:`warm_l2`, ``Sharing.warm``) fetches nothing from DRAM at all, whatever these
+  shares say (:class:`kerncast.sim._memory.SMCaches`);
 * :meth:`Sharing.shift` gives the sector shift of an instance in another block, so
   that a round can stand for several blocks with one traced block (replicas).
 """
@@ -97,8 +98,6 @@ class Sharing:
 
     def fraction(self, key: tuple[int, int, int]) -> float:
         """DRAM share of first fetches of an instance ``(warp in block, pc, occurrence)``."""
-        if self.warm:
-            return 0.0
         row = self._row(key)
         if row >= 0 and self.affine_mask[row]:
             return float(self.fractions[row])
@@ -106,8 +105,6 @@ class Sharing:
 
     def fractions_of(self, wib: np.ndarray, pc: np.ndarray, occ: np.ndarray) -> list[float]:
         """:meth:`fraction` of many instances at once (arrays of their three parts)."""
-        if self.warm:
-            return [0.0] * len(np.asarray(pc))
         if not self._lookup and len(self.keys):
             self._lookup.update(zip(self.keys.tolist(), range(len(self.keys))))
         lookup, resident = self._lookup, self.resident
