@@ -86,6 +86,23 @@ def test_a_peek_stops_at_the_step_budget_without_failing(mod):
     assert 5000 < res.steps <= 5100
 
 
+def test_blocks_past_their_own_budget_are_stopped_and_the_others_finish():
+    # block b loops 100 * b times: with 1,000 steps each, blocks 0-2 finish, 3 and 5 do not
+    body = ("mov.u32 %r1, %ctaid.x;\nmul.lo.u32 %r1, %r1, 100;\nmov.u32 %r2, 0;\nLOOP:\n"
+            "setp.ge.u32 %p1, %r2, %r1;\n@%p1 bra DONE;\nadd.u32 %r2, %r2, 1;\nbra LOOP;\n"
+            "DONE:\nld.param.u64 %rd1, [out];\ncvta.to.global.u64 %rd1, %rd1;\n"
+            "mul.wide.u32 %rd2, %r1, 4;\nadd.u64 %rd1, %rd1, %rd2;\nst.global.u32 [%rd1], %r2;")
+    out = np.zeros(600, np.uint32)
+    res = emulate(parse(_ptx(body)), ((6,), (32,)), [out], blocks=[0, 1, 2, 3, 5],
+                  block_step_budget=1000)
+    assert res.over_budget == [3, 5]
+    done = res.output("out")
+    assert [done[100 * b] for b in (0, 1, 2)] == [0, 100, 200]
+    alone = emulate(parse(_ptx(body)), ((6,), (32,)), [out], blocks=[3], block_step_budget=1000)
+    assert alone.over_budget == [3]
+    assert 1000 < alone.steps <= 1010
+
+
 def test_trap():
     ptx = _ptx("mov.u32 %r1, %tid.x;\nsetp.eq.u32 %p1, %r1, 5;\n@%p1 trap;")
     with pytest.raises(KernelTrap, match=r"executed trap at PTX line .*thread \(5, 0, 0\)"):

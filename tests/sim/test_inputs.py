@@ -138,3 +138,20 @@ def test_a_prediction_leaves_the_kept_inputs_as_generated():
     args, _ = _args(kernel, config, program)
     assert np.array_equal(args["bins"], expected["bins"])
     assert np.array_equal(args["img"], expected["img"])
+
+
+def test_a_data_independent_kernel_runs_on_zeros_whatever_data_its_arrays_hold():
+    from kerncast.core import Array, Launch, Scalar
+
+    data = np.arange(1, 4097, dtype=np.float32)
+    launch = Launch(grid=(16, 1, 1), block=(256, 1, 1),
+                    args=(Array(data.dtype, data.shape, data=data),
+                          Array(data.dtype, data.shape, data=np.ones(4096, np.float32)),
+                          Scalar(4096, np.dtype(np.uint32))), names=("x", "y", "n"))
+    program = _ptx_program(PROLOGUE + "ld.global.f32 %f1, [%rd4]; st.global.f32 [%rd5], %f1;",
+                           REGS)
+    values, inputs = emulation_args(launch, program)
+    assert inputs == "zeros"
+    assert values[0].shape == (4096,) and values[0].flags.writeable and not values[0].any()
+    assert not np.shares_memory(values[0], data)
+    assert np.array_equal(launch.materialise(generate=False)[0], data)

@@ -362,20 +362,24 @@ def test_one_traced_block_still_sees_an_address_the_whole_grid_shares():
 # -- grids whose blocks differ in work -----------------------------------------------------------
 
 def test_short_blocks_are_those_that_finish_within_the_budget():
-    from kerncast.emu import MemoryFault, StepBudgetExceeded
+    from kerncast.emu import MemoryFault
     from kerncast.sim._predict import UNEVEN_SHARE, short_blocks
 
-    budgets = []
+    calls = []
 
-    def run(chosen, budget):
-        budgets.append(budget)
-        if chosen[0] < 50:  # the first half of the grid works, the rest exits at once
-            raise StepBudgetExceeded(f"block {chosen[0]} ran past {budget} steps")
-        if chosen[0] == 75:
+    def run(chosen, budget):  # blocks 0-49 work, the others exit at once
+        calls.append((list(chosen), budget))
+        if 75 in chosen:
             raise MemoryFault("block 75 read past its buffer")
+        return [b for b in chosen if b < 50]
 
     assert short_blocks(run, 100, 1000.0) == [50]
-    assert budgets == [int(UNEVEN_SHARE * 1000)] * 3
+    budget = int(UNEVEN_SHARE * 1000)
+    # together first; a fault in one sends each block alone, the faulting one not counted
+    assert calls == [([25, 50, 75], budget), ([25], budget), ([50], budget), ([75], budget)]
+    calls.clear()
+    assert short_blocks(run, 200, 1000.0) == [50, 100, 150]
+    assert calls == [([50, 100, 150], budget)]
     assert short_blocks(run, 1, 1000.0) == []  # no block but block 0 to check
 
 

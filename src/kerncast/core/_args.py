@@ -15,6 +15,7 @@ materialised: what the emulator and the measurement backends receive for it.
 
 from __future__ import annotations
 
+import mmap
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -52,6 +53,21 @@ class Source(Protocol):
 
     def draw(self, rng: np.random.Generator, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
         ...
+
+
+#: arrays of at least this many bytes are mapped from the operating system's zero pages
+LAZY_BYTES = 1 << 20
+
+
+def lazy_zeros(size: int, dtype: np.dtype) -> np.ndarray:
+    """A writable array of zeros whose pages exist only once touched. ``np.zeros`` gives
+    that only while the C library maps large blocks afresh; after a large block is freed
+    it serves the next from its heap and clears every byte first."""
+    dtype = np.dtype(dtype)
+    nbytes = int(size) * dtype.itemsize
+    if nbytes < LAZY_BYTES:
+        return np.zeros(size, dtype)
+    return np.frombuffer(mmap.mmap(-1, nbytes), dtype)
 
 
 @dataclass(frozen=True, eq=False)
@@ -98,16 +114,18 @@ class Array:
     def nbytes(self) -> int:
         return self.size * self.dtype.itemsize
 
-    def values(self, rng: np.random.Generator, generate: bool = True) -> np.ndarray:
+    def values(self, rng: np.random.Generator, generate: bool = True,
+               data: bool = True) -> np.ndarray:
         """The array to run with: the data (read-only), generated values, or zeros
-        (lazily allocated: only the pages touched are materialised)."""
-        if self.data is not None:
+        (lazily allocated: only the pages touched are materialised); zeros in place of
+        the data too where ``data`` is false."""
+        if self.data is not None and data:
             view = np.ascontiguousarray(self.data).reshape(-1).view()
             view.flags.writeable = False
             return view
         if generate and self.generator is not None and self.intent != "out":
             return self.generator.draw(rng, self.dtype, self.shape).reshape(-1)
-        return np.zeros(self.size, self.dtype)
+        return lazy_zeros(self.size, self.dtype)
 
     def describe(self) -> str:
         gen = "data" if self.data is not None else str(self.generator or "zeros")

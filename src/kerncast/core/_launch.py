@@ -140,15 +140,16 @@ class Launch:
         raise InputError(f"the launch has no argument {name_or_index!r}; its arguments are "
                          f"{', '.join(self.names) or 'none'}")
 
-    def materialise(self, generate: bool = True) -> list[Any]:
+    def materialise(self, generate: bool = True, data: bool = True) -> list[Any]:
         """The values to run with, in order: arrays (data, generated or zeros), numbers,
         struct bytes, and :class:`BufferOffset` for views. Arrays with data come
-        read-only; a run that writes copies them."""
+        read-only; a run that writes copies them. With ``data`` false every array is
+        zeros, its data left alone (for a run whose trace does not depend on values)."""
         values: list[Any] = []
         for i, arg in enumerate(self.args):
             if isinstance(arg, Array):
                 rng = np.random.default_rng([self.seed, i])
-                values.append(arg.values(rng, generate))
+                values.append(arg.values(rng, generate, data))
             elif isinstance(arg, (Scalar, Struct)):
                 values.append(arg.values())
             else:

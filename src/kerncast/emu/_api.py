@@ -45,6 +45,8 @@ class EmulationResult:
     trace : kerncast.trace.Trace or None
     problems : list of str
         Output mismatches against the reference (``emulate_corpus`` only).
+    over_budget : list of int
+        Blocks stopped at ``block_step_budget`` (their outputs are partial).
     """
 
     kernel: str
@@ -56,6 +58,7 @@ class EmulationResult:
     seconds: float
     trace: object | None
     problems: list[str] = field(default_factory=list)
+    over_budget: list[int] = field(default_factory=list)
     _regions: dict = field(default_factory=dict, repr=False)
     _variables: dict = field(default_factory=dict, repr=False)
 
@@ -109,7 +112,8 @@ def emulate(kernel, launch, args, blocks="all", *, entry: str | None = None,
             labels=None, memory_budget: int | None = None,
             inplace: bool = False, stop_when_traced: bool = False,
             exact: bool = True, values: str = "all",
-            constants: Mapping[str, np.ndarray] | None = None) -> EmulationResult:
+            constants: Mapping[str, np.ndarray] | None = None,
+            block_step_budget: int | None = None) -> EmulationResult:
     """Run a kernel's PTX on the CPU with real arguments.
 
     Parameters
@@ -133,6 +137,10 @@ def emulate(kernel, launch, args, blocks="all", *, entry: str | None = None,
         ``{"first": n}``, ``{"strided": n}`` or ``{"random": n, "seed": s}``.
     step_budget
         Warp instructions allowed before the run is declared endless.
+    block_step_budget
+        Warp instructions each block may take: a block that takes more is stopped, not
+        failed, and listed in the result's ``over_budget`` (to find the blocks that
+        finish within a budget, several at once).
     trace
         Record the warp trace (:class:`kerncast.trace.Trace`).
     batch_threads
@@ -202,7 +210,9 @@ def emulate(kernel, launch, args, blocks="all", *, entry: str | None = None,
                       step_budget=int(step_budget), recorder=recorder, labels=labels,
                       num_sms=num_sms, inplace=inplace,
                       stop_when_traced=stop_when_traced and memory_budget is not None,
-                      values=values, constants=dict(constants or {}))
+                      values=values, constants=dict(constants or {}),
+                      block_step_budget=None if block_step_budget is None
+                      else int(block_step_budget))
 
     EXACTNESS.exact, previous = exact, EXACTNESS.exact
     try:
@@ -212,6 +222,7 @@ def emulate(kernel, launch, args, blocks="all", *, entry: str | None = None,
     result_trace = recorder.finish(machine.steps, machine.thread_steps) if recorder else None
     return EmulationResult(func.name, the_launch, chosen, machine.steps, machine.thread_steps,
                            len(machine.blocks_run), time.perf_counter() - began, result_trace,
+                           over_budget=sorted(machine.over_budget),
                            _regions=dict(machine.buffers),
                            _variables=dict(machine.layout.globals))
 

@@ -34,11 +34,15 @@ class Machine:
     def __init__(self, program: Program, launch: Launch, args, *, batch_blocks: int,
                  step_budget: int, recorder=None, labels=None, num_sms: int = 132,
                  inplace: bool = False, stop_when_traced: bool = False,
-                 values: str = "all", constants: dict | None = None) -> None:
+                 values: str = "all", constants: dict | None = None,
+                 block_step_budget: int | None = None) -> None:
         if program.module is not None and program.module.address_size != 64:
             raise UnsupportedInstruction("only 64-bit PTX (.address_size 64) can be emulated")
         self.program, self.launch = program, launch
         self.step_budget = step_budget
+        self.block_step_budget = block_step_budget
+        self.over_budget_slots: list[int] = []  # of the batch running
+        self.over_budget: list[int] = []        # blocks stopped at their own budget
         self.steps = self.thread_steps = 0
         self.num_sms = num_sms
         self.gmem = GlobalMemory(inplace)
@@ -197,10 +201,12 @@ class Machine:
                     self.recorder.begin_batch(chunk)
                 self.blocks_run.append(chunk)
                 self.scheduler.start(valid)
+                self.over_budget_slots = []
                 try:
                     self.scheduler.run()
                 except Fault as fault:
                     raise self._memory_fault(fault) from None
+                self.over_budget.extend(chunk[self.over_budget_slots].tolist())
                 if self.truncated:
                     return
 

@@ -111,6 +111,8 @@ class Scheduler:
         self.arrived = np.zeros((slots, 16), np.int64)
         self.expected = np.zeros((slots, 16), np.int64)
         self.reductions: dict[tuple[int, int], list] = {}
+        # steps each block of the batch took, where blocks have a budget of their own
+        self.slot_steps = np.zeros(slots, np.int64)
         self.nprog = len(machine.program)
         self.moved: tuple | None = None  # (warps, pc) of the last move that popped nothing
 
@@ -128,6 +130,7 @@ class Scheduler:
         self.block_warps[:] = (masks != 0).reshape(-1, self.wpb).sum(axis=1)
         self.arrived[:] = 0
         self.expected[:] = 0
+        self.slot_steps[:] = 0
         self.reductions.clear()
 
     # -- the loop ------------------------------------------------------------------
@@ -138,6 +141,7 @@ class Scheduler:
         segments = m.segments
         record = m.record_segment
         budget = m.step_budget
+        per_block = m.block_step_budget
         # a group of warps known to be the next step's: every live warp, sent by the
         # last step to one pc without divergence or reconvergence (a converged loop)
         group = None
@@ -175,10 +179,24 @@ class Scheduler:
             if m.stop_when_traced and m.recorder.memory_cutoff is not None:
                 m.truncated = True
                 return
+            if per_block is not None and self._over_budget(warps, seg.length, per_block):
+                continue  # blocks were stopped: the next step is looked for afresh
             moved = self.moved
             if moved is not None and moved[0] is warps and seg.term <= BRANCH and \
                     len(warps) == np.count_nonzero(wpc < DONE):
                 group = (moved[1], warps, lanes)
+
+    def _over_budget(self, warps: np.ndarray, length: int, per_block: int) -> bool:
+        """Count a step of ``warps`` against their blocks' own budgets; stop (every warp
+        of) the blocks that ran past it, noting their slots. Whether any was stopped."""
+        np.add.at(self.slot_steps, self.slot_of_warp[warps], length)
+        over = np.flatnonzero(self.slot_steps > per_block)
+        if len(over) == 0:
+            return False
+        self.slot_steps[over] = np.iinfo(np.int64).min  # counted once
+        self.m.over_budget_slots.extend(over.tolist())
+        self.wpc[np.isin(self.slot_of_warp, over)] = DONE
+        return True
 
     def _lanes(self, warps: np.ndarray, at: np.ndarray) -> Lanes:
         w0, w1 = int(warps[0]), int(warps[-1]) + 1

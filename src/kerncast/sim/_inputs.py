@@ -78,8 +78,9 @@ def data_dependent(program) -> bool:
 def emulation_args(launch: Launch, program) -> tuple[list, str]:
     """The values to emulate ``launch`` with, in parameter order, and ``"generated"`` or
     ``"zeros"``: a data-dependent kernel gets its arrays' data or generated values, any
-    other kernel zeros where an array has no data (outputs are zeros either way). The
-    emulator may write into the arrays in place: an input it must not change comes
+    other kernel zeros for every array, whatever data it has (its trace is the same, and
+    zeros are allocated lazily, where a write into a caller's array would first copy it).
+    The emulator may write into the arrays in place: an input it must not change comes
     read-only."""
     if data_dependent(program):
         try:
@@ -89,4 +90,4 @@ def emulation_args(launch: Launch, program) -> tuple[list, str]:
             raise InputError(f"the kernel depends on its input data, and generating its "
                              f"inputs{size} needs more memory than this machine has; "
                              "predict a smaller problem") from None
-    return launch.materialise(generate=False), "zeros"
+    return launch.materialise(generate=False, data=False), "zeros"

@@ -233,15 +233,6 @@ class SMCaches:
         self.l2_cap = max(l2_share_bytes // SECTOR, 1)
         self.stats = {"l1_hits": 0, "l2_hits": 0, "dram": 0.0, "sectors": 0}
 
-    def _in_l2(self, sector: int) -> bool:
-        if sector in self.l2:
-            self.l2.move_to_end(sector)
-            return True
-        self.l2[sector] = None
-        if len(self.l2) > self.l2_cap:
-            self.l2.popitem(last=False)
-        return False
-
     def load(self, sectors: tuple[int, ...], share: float, now: float,
              lat: tuple[float, float, float]) -> tuple[float, int, float]:
         """(time the data arrives, sectors fetched below L1, expected DRAM sectors).
@@ -249,39 +240,53 @@ class SMCaches:
         DRAM is read in chunks of ``DRAM_CHUNK`` bytes: a sector fetched from DRAM brings
         its neighbours in the chunk into the L2 and costs the whole chunk."""
         l1_lat, l2_lat, dram_lat = lat
-        if self.warm:  # every sector is in the L2 already
+        warm = self.warm
+        if warm:  # every sector is in the L2 already
             share = 0.0
         ready, below, dram = now + l1_lat, 0, 0.0
-        l1, in_l2 = self.l1, self._in_l2
+        l1, l2, l1_cap, l2_cap = self.l1, self.l2, self.l1_cap, self.l2_cap
+        l1_get, l1_touch, l1_evict = l1.get, l1.move_to_end, l1.popitem
+        l2_touch, l2_evict = l2.move_to_end, l2.popitem
         l1_hits = l2_hits = 0
+        from_dram = now + l2_lat + share * (dram_lat - l2_lat)
         chunks: set[int] = set()
         for s in sectors:
-            arrival = l1.get(s)
+            arrival = l1_get(s)
             if arrival is not None:
-                l1.move_to_end(s)
+                l1_touch(s)
                 l1_hits += 1
                 if arrival > ready:
                     ready = arrival
                 continue
             below += 1
-            if in_l2(s):
+            if s in l2:  # (the L2's LRU order, inline: this loop runs once per sector)
+                l2_touch(s)
                 l2_hits += 1
                 arrival = now + l2_lat
             else:
+                l2[s] = None
+                if len(l2) > l2_cap:
+                    l2_evict(last=False)
                 chunk = s // _PER_CHUNK
                 if chunk not in chunks:
                     chunks.add(chunk)
                     dram += share * _PER_CHUNK
                     for buddy in range(chunk * _PER_CHUNK, (chunk + 1) * _PER_CHUNK):
-                        if buddy != s:
-                            in_l2(buddy)
-                arrival = now + l2_lat + share * (dram_lat - l2_lat)
-                if self.warm and (s >> _PAGE_SECTORS_LOG2) not in self.pages:
+                        if buddy == s:
+                            continue
+                        if buddy in l2:
+                            l2_touch(buddy)
+                        else:
+                            l2[buddy] = None
+                            if len(l2) > l2_cap:
+                                l2_evict(last=False)
+                arrival = from_dram
+                if warm and (s >> _PAGE_SECTORS_LOG2) not in self.pages:
                     self.pages.add(s >> _PAGE_SECTORS_LOG2)
                     arrival = now + dram_lat
             l1[s] = arrival
-            if len(l1) > self.l1_cap:
-                l1.popitem(last=False)
+            if len(l1) > l1_cap:
+                l1_evict(last=False)
             if arrival > ready:
                 ready = arrival
         stats = self.stats
@@ -295,9 +300,18 @@ class SMCaches:
         """(sectors written to L2, expected DRAM sectors): written through, the L1 copy
         dropped; a sector this SM writes for the first time is written back to DRAM once."""
         dram = 0.0
+        l1_drop, l2, l2_cap = self.l1.pop, self.l2, self.l2_cap
+        l2_touch, l2_evict = l2.move_to_end, l2.popitem
         for s in sectors:
-            self.l1.pop(s, None)
-            if not self._in_l2(s) and not self.warm:
-                dram += 1.0
+            l1_drop(s, None)
+            if s in l2:
+                l2_touch(s)
+                continue
+            l2[s] = None
+            if len(l2) > l2_cap:
+                l2_evict(last=False)
+            dram += 1.0
+        if self.warm:
+            dram = 0.0
         self.stats["dram"] += dram
         return len(sectors), dram

@@ -389,27 +389,36 @@ def _peek_steps(result, emulated: int, probes: int) -> int:
     return max(int(PEEK_SHARE * per_block * probes), 1)
 
 
-def short_blocks(run: Callable[[list[int], int], object], blocks: int,
+def short_blocks(run: Callable[[list[int], int], list[int]], blocks: int,
                  steps_per_block: float) -> list[int]:
     """Blocks across the grid (at 1/4, 1/2 and 3/4 of it) that finish within
     :data:`UNEVEN_SHARE` of block 0's steps (and :data:`UNEVEN_STEPS`): the work of such a
     grid differs from block to block even where no branch reads memory (the blocks past
-    the data skip it). ``run(blocks, step_budget)`` emulates blocks and raises
-    ``StepBudgetExceeded`` when they take longer, so a check costs at most that budget.
-    A block whose emulation fails otherwise (a fault past the buffers) is not counted:
-    the prediction rests on the blocks it traces, and the check only looks for short ones."""
+    the data skip it). ``run(blocks, step_budget)`` emulates blocks together, each stopped
+    at ``step_budget`` steps of its own, and returns those it stopped, so a check costs at
+    most that budget per block in one emulation. Where that emulation fails (a fault past
+    the buffers), each block is checked alone, and a block whose emulation fails is not
+    counted: the prediction rests on the blocks it traces, and the check only looks for
+    short ones."""
     from kerncast.emu import EmulationError  # noqa: PLC0415 (on use: the emulator)
 
     checks = sorted({round(blocks * (i + 1) / (UNEVEN_CHECKS + 1))
                      for i in range(UNEVEN_CHECKS)} - {0, blocks})
     budget = max(min(int(UNEVEN_SHARE * steps_per_block), UNEVEN_STEPS), 1)
+    if not checks:
+        return []
+    try:
+        stopped = set(run(checks, budget))
+        return [b for b in checks if b not in stopped]
+    except EmulationError:
+        pass
     short = []
     for b in checks:
         try:
-            run([b], budget)
-        except EmulationError:  # StepBudgetExceeded: not short; or it failed otherwise
+            if not run([b], budget):
+                short.append(b)
+        except EmulationError:  # it failed otherwise
             continue
-        short.append(b)
     return short
 
 
@@ -478,7 +487,7 @@ def predict_launch(kernel: Kernel, launch: Launch, device: str | Device, *,
     progress(f"emulating {len(emulated)} of {blocks:,} blocks")
     result = run(emulated, memory_budget=MEMORY_BUDGET)
     uneven = [] if dependent or blocks < 2 else short_blocks(
-        lambda chosen, budget: run(chosen, trace=False, step_budget=budget),
+        lambda chosen, budget: run(chosen, trace=False, block_step_budget=budget).over_budget,
         blocks, result.steps / len(emulated))
     if uneven:
         # blocks that exit early stand for part of the grid: trace blocks spread over it,
