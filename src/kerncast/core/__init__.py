@@ -14,7 +14,7 @@ from kerncast.core._generators import (GENERATORS, Generator, npy_header, parse_
                                        register_generator)
 from kerncast.core._expr import evaluate
 from kerncast.core._kernel import COMPILERS, LANGUAGES, Kernel, language_of_suffix
-from kerncast.core._launch import MAX_GRID, MAX_THREADS, Launch, dims
+from kerncast.core._launch import MAX_GRID, MAX_INPUT_SETS, MAX_THREADS, Launch, cycled_copies, dims
 from kerncast.core._launchfile import (LaunchFile, build_launch, load_launch_file, parse_arg,
                                        parse_args, user_launch)
 from kerncast.core._serial import (kernel_from_dict, kernel_to_dict, launch_from_dict,
@@ -25,9 +25,9 @@ from kerncast.core._user import UserKernel, language_of
 
 __all__ = [
     "ARG_DTYPES", "BREAKDOWN_KEYS", "COMPILERS", "DEFAULT_BLOCK_NAMES", "GENERATORS", "LANGUAGES", "MAX_GRID",
-    "MAX_THREADS", "Argument", "Array", "BufferOffset", "Generator", "Kernel", "Launch",
+    "MAX_INPUT_SETS", "MAX_THREADS", "Argument", "Array", "BufferOffset", "Generator", "Kernel", "Launch",
     "LaunchFile", "Prediction", "Scalar", "Struct", "Tuning", "UserKernel", "View", "as_argument",
-    "as_dtype", "build_launch", "dims", "evaluate", "kernel_from_dict", "kernel_to_dict",
+    "as_dtype", "build_launch", "cycled_copies", "dims", "evaluate", "kernel_from_dict", "kernel_to_dict",
     "language_of", "language_of_suffix", "launch_from_dict", "launch_to_dict",
     "load_launch_file", "npy_header", "parse_arg", "parse_args", "parse_generator",
     "register_generator", "user_launch",

@@ -9,6 +9,7 @@ arrays and numbers a run needs.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -21,6 +22,8 @@ from kerncast.core._args import Argument, Array, BufferOffset, Scalar, Struct, V
 __all__ = ["MAX_GRID", "MAX_THREADS", "Launch", "dims"]
 
 MAX_THREADS = 1024
+#: The most copies of a launch's buffers that repeated timed launches cycle through.
+MAX_INPUT_SETS = 8
 MAX_GRID = (2**31 - 1, 65535, 65535)
 
 
@@ -39,6 +42,16 @@ def dims(value: Any, what: str) -> tuple[int, int, int]:
         raise InputError(f"every {what} dimension must be at least 1, got {out}")
     return out + (1,) * (3 - len(out))  # type: ignore[return-value]
 
+
+
+def cycled_copies(buffer_bytes: float, l2_bytes: float, most: int = MAX_INPUT_SETS) -> int:
+    """How many copies of a launch's buffers (``buffer_bytes`` in all) its repeated timed
+    launches cycle through, so that each launch finds its data evicted from an L2 of
+    ``l2_bytes``: enough for twice the L2 and one more, at most ``most``; one where a copy
+    is larger than twice the L2, or there is no L2."""
+    if l2_bytes <= 0 or buffer_bytes > 2 * l2_bytes:
+        return 1
+    return max(1, min(most, math.ceil(2 * l2_bytes / max(buffer_bytes, 1)) + 1))
 
 @dataclass(frozen=True, eq=False)
 class Launch:

@@ -18,12 +18,12 @@ backend's ``times`` rows come from:
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
 from kerncast._errors import InputError
+from kerncast.core import cycled_copies
 from kerncast.corpus import CorpusKernel, compare_outputs
 from kerncast.corpus import poison
 from kerncast.measure._backend import Backend, CompileError, Compiled, DeviceMemoryError, LaunchError
@@ -127,11 +127,10 @@ def plan_input_sets(backend: Backend, kernel: Any, config: Any, policy: TimingPo
         raise TooLarge(f"{where} has a buffer of {largest / GiB:.2f} GiB, but "
                        f"{backend.device_key} allocates at most {limit / GiB:.2f} GiB in one "
                        "buffer; measure a smaller size")
-    if not (rotate and policy.rotate_inputs and backend.l2_bytes) or one > 2 * backend.l2_bytes:
+    if not (rotate and policy.rotate_inputs and backend.l2_bytes):
         return 1
-    wanted = math.ceil(2 * backend.l2_bytes / max(one, 1)) + 1
     fits = int(budget // max(one, 1))
-    return max(1, min(policy.max_input_sets, wanted, fits))
+    return max(1, min(cycled_copies(one, backend.l2_bytes, policy.max_input_sets), fits))
 
 
 def failure_row(row: dict, status: str, error: str) -> dict:

@@ -19,6 +19,8 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from kerncast.core import MAX_INPUT_SETS
+
 __all__ = ["TimingPolicy", "TimingStats", "median_ci", "should_stop", "summarize", "time_repeatedly"]
 
 
@@ -60,7 +62,7 @@ class TimingPolicy:
     abs_ci_s: float = 2e-8
     budget_s: float = 1.0
     rotate_inputs: bool = True
-    max_input_sets: int = 8
+    max_input_sets: int = MAX_INPUT_SETS
     check: bool = True
 
     def to_dict(self) -> dict:

@@ -28,12 +28,12 @@ of pc ``p`` by warp ``w`` of a block, keyed ``(w, p, k)``):
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
 
+from kerncast.core import MAX_INPUT_SETS, cycled_copies
 from kerncast.trace import KINDS, SPACES
 
 __all__ = ["Sharing", "block_coords", "instance_table", "probe_blocks", "resident_shares",
@@ -284,9 +284,8 @@ def wave_sharing(traces, grid: tuple[int, ...], probes: list[int], checks: list[
 
 
 #: The ground truth's protocol (``kerncast.measure``'s ``times``): launches repeated
-#: back to back over this many copies of their buffers at most, as many as needed for
-#: twice the L2's size and one more.
-INPUT_SETS = 8
+#: back to back over at most this many copies of their buffers (:func:`cycled_copies`).
+INPUT_SETS = MAX_INPUT_SETS
 
 
 def warm_l2(footprint: float, l2_bytes: float) -> bool:
@@ -296,8 +295,7 @@ def warm_l2(footprint: float, l2_bytes: float) -> bool:
     ran."""
     if footprint <= 0:
         return False
-    sets = min(INPUT_SETS, math.ceil(2 * l2_bytes / footprint) + 1)
-    return sets * footprint <= L2_USABLE * l2_bytes
+    return cycled_copies(footprint, l2_bytes, INPUT_SETS) * footprint <= L2_USABLE * l2_bytes
 
 
 def resident_shares(acc, regions, *, scale: float, l2_bytes: float) -> dict[int, float]:
