@@ -437,3 +437,34 @@ def test_issue_counts_are_those_of_the_expanded_streams(name, monkeypatch):
     kernel = get_kernel(name)
     predict_launch(*kernel.instance(kernel.launch("small")), H100)
     assert seen == [True]
+
+
+def test_a_prediction_that_fails_leaves_no_tool_running_behind_it(monkeypatch):
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    import numpy as np
+
+    import kerncast.sim._predict as sim_predict
+    from kerncast.core import Array, Kernel, Launch
+
+    release = threading.Event()
+    started = []
+    pool = ThreadPoolExecutor(max_workers=1)
+
+    def slow_sass(program, arch):  # stands for ptxas and nvdisasm, still running
+        started.append(pool.submit(release.wait, 5))
+        return started[-1]
+
+    monkeypatch.setattr(sim_predict, "_conflicts_soon", slow_sass)
+    source = ('extern "C" __global__ void gather(float *y, const int *idx, const float *x) {\n'
+              "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  y[i] = x[idx[i]];\n}\n")
+    idx = np.full(256, 5000, np.int32)  # every thread reads past the end of x
+    arrays = [np.zeros(256, np.float32), idx, np.zeros(100, np.float32)]
+    launch = Launch(grid=(1, 1, 1), block=(256, 1, 1), names=("y", "idx", "x"),
+                    args=tuple(Array(a.dtype, a.shape, data=a) for a in arrays))
+    threading.Timer(0.3, release.set).start()
+    with pytest.raises(InputError, match="thread"):
+        predict_launch(Kernel("gather", text=source), launch, H100)
+    assert started and started[0].done()
+    pool.shutdown()

@@ -36,7 +36,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
@@ -435,7 +435,22 @@ def predict_launch(kernel: Kernel, launch: Launch, device: str | Device, *,
     ``progress`` is told each step as it starts (compiling, generating inputs,
     emulating, simulating); ``budget`` is how many instructions of one SM's round the
     pipeline simulates (longer streams are sampled in windows); ``fixes`` names the
-    limiters to remove (:data:`kerncast.sim._whatif.FIXES`: a what-if)."""
+    limiters to remove (:data:`kerncast.sim._whatif.FIXES`: a what-if). A prediction
+    that fails leaves no tool running behind it."""
+    jobs: list[Future] = []
+    try:
+        return _predict_launch(kernel, launch, device, jobs, sm_count=sm_count,
+                               machine=machine, progress=progress, budget=budget, fixes=fixes)
+    except BaseException:
+        wait(jobs)  # the SASS read beside the emulation
+        raise
+
+
+def _predict_launch(kernel: Kernel, launch: Launch, device: str | Device, jobs: list[Future],
+                    *, sm_count: int | None, machine: Machine | None,
+                    progress: Callable[[str], None] | None, budget: int,
+                    fixes: frozenset[str]) -> StaticResult:
+    """:func:`predict_launch`, noting in ``jobs`` the work it starts on other threads."""
     from kerncast.emu import emulate  # noqa: PLC0415 (on use: the emulator)
 
     started = time.perf_counter()
@@ -456,6 +471,8 @@ def predict_launch(kernel: Kernel, launch: Launch, device: str | Device, *,
                          "order")
     program = cached_program(module, compiled.entry)
     conflicts = _conflicts_soon(program, dev.ptx_target)  # beside the ptxas for resources
+    if conflicts is not None:
+        jobs.append(conflicts)
     res = compiled.resources(dev.ptx_target)
     shared = res.shared_static + launch.dynamic_shared
     occ = occupancy(dev, launch.threads_per_block, res.registers, shared)
