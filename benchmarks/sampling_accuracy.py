@@ -20,8 +20,9 @@ SVR never sees the kernel it predicts):
   of its whole grid (the ``samples-full`` experiment, cold L2);
 * the seed's Table 3: kernels per error class (0-5%, 5-10%, >10%) for each model;
 * the sampling overhead: the time of the sampled runs a model uses over the full run,
-  and the floor under it: the overhead of each launch's two smallest samples, the
-  cheapest line a sampler of whole waves can draw; and both by the waves of the grid
+  the same net of the work they leave done (see the last line), and the floor under
+  it: the overhead of each launch's two smallest samples, the cheapest line a sampler
+  of whole waves can draw; and both by the waves of the grid
   (under 60 waves two samples of a wave or more cost over 5% of the launch);
 
 every mean is over kernels (a kernel sampled at several launch configurations counts
@@ -40,9 +41,13 @@ the one with the worst line (``ladders.png``).
 
 The last line is ``sampling linear: <X>% svr: <Y>% overhead: <Z>% median overhead: <W>%``
 where ``linear`` is kerncast's ``sampling`` and the overheads are its mean and median over
-kernels. ``--device pocl`` would score a PoCL CPU dataset the same way, and ``--dataset
-DIR`` any dataset with sampled runs (``data/userkernels-h200``: kernels written after the
-models, never used to tune them).
+kernels net of the work its runs leave done: samples are launches of the kernel's own
+first blocks on its own data, so the largest of them (or a run of the whole grid) has
+done that share of the launch, and a run that keeps its output (``kerncast split``
+does) does not repeat it; the runs' whole cost is printed above it. ``--device pocl``
+would score a PoCL CPU dataset the same way, and ``--dataset DIR`` any dataset with
+sampled runs (``data/userkernels-h200``: kernels written after the models, never used to
+tune them).
 """
 
 from __future__ import annotations
@@ -118,14 +123,26 @@ def _classes(per_kernel: pd.DataFrame) -> pd.DataFrame:
     return bins.groupby(level=1).value_counts().unstack(0).fillna(0).astype(int)
 
 
-def _overheads(data, model_name: str) -> pd.Series:
-    """Per kernel, the time of the runs a model took (samples, and a run of the whole
-    grid where it measured one) over the full run (%)."""
+def _overheads(data, model_name: str) -> tuple[pd.Series, pd.Series]:
+    """Per kernel, a model's overhead and net overhead (:func:`_costs`)."""
     from kerncast.models import get_predictor
 
-    model = get_predictor(model_name).fit(data)
-    spent = np.array([p.based_on.get("sample_seconds", np.nan) for p in model.explain(data)])
-    return _per_kernel(data, 100 * spent / data.times["time_median_s"].to_numpy())
+    return _costs(data, get_predictor(model_name).fit(data))
+
+
+def _costs(data, model) -> tuple[pd.Series, pd.Series]:
+    """Per kernel, the time of the runs a fitted model took (samples, and a run of the
+    whole grid where it measured one) over the full run (%), and the same less the work
+    they leave done: the share of the full run of the launch's own first blocks that one
+    of them ran whole (``blocks_done``; the whole grid where it was measured), which a
+    run that keeps the samples' output, as ``kerncast split`` does, need not repeat."""
+    full = data.times["time_median_s"].to_numpy()
+    explained = model.explain(data)
+    spent = np.array([p.based_on.get("sample_seconds", np.nan) for p in explained])
+    done = np.array([p.based_on.get("blocks_done", 0) for p in explained], dtype=float)
+    share = np.clip(done / data.times["blocks"].to_numpy(float), 0.0, 1.0)
+    return (_per_kernel(data, 100 * spent / full),
+            _per_kernel(data, 100 * (spent - share * full) / full))
 
 
 def _per_kernel(data, values: np.ndarray) -> pd.Series:
@@ -217,17 +234,17 @@ def _fig15(data) -> pd.DataFrame:
     return pd.DataFrame(rows).pivot(index="first_point", columns="l2", values="mean_error_pct")
 
 
-def _scored(data, model) -> tuple[pd.Series, pd.Series]:
-    """Per kernel, a fitted sampler's error and overhead (%)."""
+def _scored(data, model) -> tuple[pd.Series, pd.Series, pd.Series]:
+    """Per kernel, a fitted sampler's error, overhead and net overhead (%)."""
     full = data.times["time_median_s"].to_numpy()
     ape = 100 * np.abs(model.predict(data) - full) / full
-    spent = np.array([p.based_on.get("sample_seconds", np.nan) for p in model.explain(data)])
-    return _per_kernel(data, ape), _per_kernel(data, 100 * spent / full)
+    return (_per_kernel(data, ape), *_costs(data, model))
 
 
-def _summary(ape: pd.Series, over: pd.Series) -> dict:
+def _summary(ape: pd.Series, over: pd.Series, net: pd.Series) -> dict:
     return {"mean_error_pct": ape.mean(), "median_error_pct": ape.median(),
-            "mean_overhead_pct": over.mean(), "median_overhead_pct": over.median()}
+            "mean_overhead_pct": over.mean(), "median_overhead_pct": over.median(),
+            "median_net_overhead_pct": net.median()}
 
 
 def _budget_sweep(data) -> pd.DataFrame:
@@ -256,9 +273,9 @@ def _paid_sweep(data) -> pd.DataFrame | None:
     for state in ("cold", "paid"):
         for budget in (0.05, 0.1, 0.2):
             model = Sampling(budget=budget, l2_state="cold" if state == "cold" else "auto")
-            ape, over = _scored(data, model.fit(data))
+            ape, over, net = _scored(data, model.fit(data))
             rows.append({"samples": state, "budget": f"{budget:.0%}", "kernels": len(long),
-                         **_summary(ape.reindex(long), over.reindex(long))})
+                         **_summary(ape.reindex(long), over.reindex(long), net.reindex(long))})
     return pd.DataFrame(rows).set_index(["samples", "budget"])
 
 
@@ -357,9 +374,15 @@ def main() -> None:
         print("no samples-full runs in this dataset: flagged launches keep their lines "
               "(measure them with --experiments samples-full)")
 
-    overhead = {m: _overheads(data, m) for m in ("seed-linear", "sampling")}
-    print("\nsampling overhead (runs taken / full run, %):",
-          {k: round(float(v.mean()), 1) for k, v in overhead.items()})
+    costs = {m: _overheads(data, m) for m in ("seed-linear", "sampling")}
+    overhead = {m: gross for m, (gross, _) in costs.items()}
+    net = costs["sampling"][1]
+    print("\nsampling overhead (runs taken / full run, %), mean:",
+          {k: round(float(v.mean()), 1) for k, v in overhead.items()},
+          f"median: {overhead['sampling'].median():.1f}% (sampling)")
+    print(f"net of the work the runs leave done (the launch's own first blocks, run whole by "
+          f"the largest sample from the grid's start or by a run of the whole grid, which a "
+          f"split keeps): sampling mean {net.mean():.1f}%, median {net.median():.1f}%")
     cheapest, waves = _floor(data)
     print(f"the cheapest line of whole waves (each launch's two smallest samples): overhead "
           f"mean {cheapest.mean():.1f}%, median {cheapest.median():.1f}% over "
@@ -381,8 +404,8 @@ def main() -> None:
             print(f"wrote {path}")
     mean = per_kernel.mean()
     print(f"sampling linear: {mean.get('sampling', np.nan):.1f}% svr: "
-          f"{mean.get('sampling-svr', np.nan):.1f}% overhead: {overhead['sampling'].mean():.1f}% "
-          f"median overhead: {overhead['sampling'].median():.1f}%")
+          f"{mean.get('sampling-svr', np.nan):.1f}% overhead: {net.mean():.1f}% "
+          f"median overhead: {net.median():.1f}%")
 
 
 if __name__ == "__main__":

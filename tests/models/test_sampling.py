@@ -162,6 +162,17 @@ def test_sampling_jumps_to_a_rung_and_its_half():
     # the pair (20, 40) and the first two rungs; not the rungs between
     assert info["sample_seconds"] == pytest.approx(8e-6 + 10e-6 + 40e-6 + 70e-6)
     assert info["per_block_s"] == pytest.approx(30e-6 / (20 * wave))
+    # the largest sample ran the grid's first 40 waves whole: work a split keeps
+    assert info["blocks_done"] == 40 * wave
+
+
+def test_a_launch_measured_whole_has_every_block_done():
+    wave = 4 * 132
+    pts = [(1, wave, 2e-6, "cold"), (0, 2 * wave, 4e-6, "cold")]
+    data = _dataset(pts, blocks=2 * wave)  # too short to sample: the whole grid is run
+    info = Sampling().fit(data).explain(data)[0].based_on
+    assert info["method"].startswith("direct measurement")
+    assert info["blocks_done"] == 2 * wave
 
 
 def test_sampling_climbs_further_with_a_larger_budget():

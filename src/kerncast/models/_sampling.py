@@ -171,6 +171,10 @@ class SampleFit:
     #: the sampled prediction that a direct measurement replaced, and why
     replaced_seconds: float | None = None
     replaced_because: str = ""
+    #: the launch's own blocks, from its first, that one of the runs taken executed whole
+    #: (the largest sample from the grid's start, or the whole grid): work that a run
+    #: keeping the samples' output (``kerncast split``) does not repeat
+    blocks_done: int = 0
 
 
 def _measured(frame: pd.DataFrame) -> pd.DataFrame:
@@ -185,7 +189,7 @@ def _direct(group: pd.DataFrame, blocks: int, fill=_measured) -> SampleFit | Non
     if not len(whole):
         return None
     t = float(fill(whole.head(1))["time_median_s"].iloc[0])
-    return SampleFit(t, t, 0.0, 1, 0.0, True, False, t)
+    return SampleFit(t, t, 0.0, 1, 0.0, True, False, t, blocks_done=blocks)
 
 
 def _distrusted(fit: SampleFit) -> str:
@@ -358,10 +362,11 @@ class _SamplingBase(Predictor):
             return Prediction(fit.seconds, self.name, bottleneck="unknown", based_on={
                 "method": "direct measurement of the whole launch: " + fit.replaced_because,
                 "sampled_prediction_s": fit.replaced_seconds, "points": fit.points,
-                "sample_seconds": fit.sample_seconds})
+                "sample_seconds": fit.sample_seconds, "blocks_done": fit.blocks_done})
         based_on: dict[str, Any] = {
             "points": fit.points, "per_block_s": fit.per_block, "intercept_s": fit.intercept,
             "stderr_s": fit.stderr, "sample_seconds": fit.sample_seconds,
+            "blocks_done": fit.blocks_done,
             "method": "direct measurement: the grid is too short to sample (fewer than two "
                       "samples fit before its full grid)" if fit.direct
             else "linear extrapolation of sampled waves",
@@ -420,7 +425,8 @@ class SeedLinear(_SamplingBase):
         seconds = t1 + slope * (blocks - b1)
         intercept = t1 - slope * b1
         front = intercept > FRONT_SHARE * max(t1, t2) and intercept > FRONT_FLOOR_S
-        return SampleFit(seconds, intercept, slope, 2, 0.0, False, False, t1 + t2, front)
+        return SampleFit(seconds, intercept, slope, 2, 0.0, False, False, t1 + t2, front,
+                         blocks_done=int(b2))
 
 
 @register
@@ -539,7 +545,7 @@ class Sampling(_SamplingBase):
         return replace(fit, seconds=seconds, sample_seconds=float(t[taken].sum()) + extra,
                        points=len(taken), stderr=spread.stderr, uneven=spread.uneven,
                        imprecise=fit.noise > self.tolerance, across=across,
-                       uneven_grid=differs)
+                       uneven_grid=differs, blocks_done=int(x[taken].max()))
 
     def _across(self, x: np.ndarray, taken: list[int], checks: pd.DataFrame | None,
                 fill, blocks: int) -> tuple[float, bool, float]:
