@@ -64,7 +64,8 @@ def test_scale_defaults_to_every_configuration_in_a_table(capsys):
     (["corpus:matmul_tiled", "--base", "h100:64"], "run at h100:8, h100:132, h200:132"),
     (["corpus:matmul_tiled", "--method", "forest"], "choose one of regression, clusters"),
     (["corpus:no_such_kernel"], "unknown kernel"),
-    (["matmul_tiled.cu"], "corpus:NAME"),
+    (["matmul_tiled.cu"], "no such file"),
+    ([], "give a kernel"),
 ])
 def test_bad_input_exits_2_with_what_to_do(capsys, argv, message):
     code, out, err = _run(capsys, ["scale", *argv])
@@ -77,3 +78,95 @@ def test_bad_input_as_json_has_a_hint(capsys):
     assert code == 2
     answer = json.loads(out)
     assert answer["kind"] == "bad input" and "as --base" in answer["hint"]
+
+
+def _shipped_base_run(kernel: str = "matmul_tiled"):
+    """A base run file's contents made from a corpus kernel's shipped H100 base run."""
+    from kerncast.cli._scale import _instance, _load
+    from kerncast.measure._baserun import BaseRun
+    from kerncast.models import base_runs
+
+    data = _load()
+    run = base_runs(data, ("h100-sxm", 132)).loc[_instance(data, kernel, "large")]
+    return BaseRun(kernel=f"my_{kernel}", device="h100-sxm", sm_count=132,
+                   time_s=float(run["time_s"]), power_w=float(run["power_w"]),
+                   energy_j=float(run["energy_j"]), counters=dict(run["counters"]))
+
+
+def test_ones_own_base_run_is_predicted_by_a_model_of_every_corpus_kernel(capsys, tmp_path):
+    path = _shipped_base_run().save(tmp_path / "base.json")
+    code, out, err = _run(capsys, ["scale", "--base-run", str(path), "--to", "h200:64,h100:32",
+                                   "--json"])
+    assert code == 0, err
+    own = json.loads(out)
+    assert own["kernel"] == "my_matmul_tiled" and own["base"] == "h100:132"
+    assert own["trained_on"] == 58  # every corpus kernel: none is the one predicted
+    code, out, err = _run(capsys, ["scale", "corpus:matmul_tiled", "--to", "h200:64,h100:32",
+                                   "--json"])
+    corpus = json.loads(out)
+    for mine, theirs in zip(own["targets"], corpus["targets"]):
+        assert (mine["device"], mine["sm_count"]) == (theirs["device"], theirs["sm_count"])
+        # the same base run; the fits differ by the one kernel the corpus path leaves out
+        assert mine["time_s"] == pytest.approx(theirs["time_s"], rel=0.25)
+        assert mine["measured_time_s"] is None and theirs["measured_time_s"] > 0
+    assert own["targets"][1]["time_s"] > own["base_time_s"]  # a quarter of the SMs: slower
+
+
+def test_a_base_run_file_round_trips_and_shows_in_a_table(capsys, tmp_path):
+    from kerncast.measure._baserun import BaseRun
+
+    run = _shipped_base_run("copy_vector")
+    path = run.save(tmp_path / "run.json")
+    assert BaseRun.load(path) == run
+    code, out, err = _run(capsys, ["scale", "--base-run", str(path), "--to", "h200"])
+    assert code == 0, err
+    assert "my_copy_vector" in out and "h200:132" in out and "58 corpus kernels" in out
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda d: d.pop("counters"), "lacks counters"),
+    (lambda d: d.update(counters={}), "has no counters"),
+    (lambda d: d.update(format=7), "not a kerncast base run"),
+    (lambda d: d.update(time_s=0), "must be positive"),
+    (lambda d: d.update(time_s="fast"), "not a number"),
+    (lambda d: d.update(device="a100"), "no surfaces"),
+    (lambda d: d.update(device="h200", sm_count=64), "no base runs with counters"),
+])
+def test_a_bad_base_run_exits_2_with_what_to_do(capsys, tmp_path, change, message):
+    data = _shipped_base_run().to_dict()
+    change(data)
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(data))
+    code, out, err = _run(capsys, ["scale", "--base-run", str(path)])
+    assert code == 2
+    assert message in err
+
+
+def test_a_base_run_with_a_kernel_or_another_base_exits_2(capsys, tmp_path):
+    path = _shipped_base_run().save(tmp_path / "run.json")
+    code, _, err = _run(capsys, ["scale", "corpus:copy_vector", "--base-run", str(path)])
+    assert code == 2 and "either a kernel" in err
+    code, _, err = _run(capsys, ["scale", "--base-run", str(path), "--base", "h200:132"])
+    assert code == 2 and "differs from the base run's h100:132" in err
+    code, _, err = _run(capsys, ["scale", "--base-run", str(tmp_path / "none.json")])
+    assert code == 2 and "no base run at" in err
+
+
+@pytest.mark.gpu
+def test_ones_own_kernel_is_measured_here_and_scaled(capsys, tmp_path):
+    pytest.importorskip("cupy")
+    source = tmp_path / "saxpy.cu"
+    source.write_text('extern "C" __global__ void saxpy(float *y, const float *x, float a, int n)'
+                      ' { int i = blockIdx.x * blockDim.x + threadIdx.x;'
+                      ' if (i < n) y[i] = a * x[i] + y[i]; }')
+    saved = tmp_path / "base.json"
+    code, out, err = _run(capsys, [
+        "scale", str(source), "--kernel", "saxpy", "--grid", "65536", "--block", "256",
+        "--arg", "y=float32[16777216]:uniform(0,1)", "--arg", "x=float32[16777216]:uniform(0,1)",
+        "--arg", "a=float32:2", "--arg", "n=int32:16777216", "--to", "h100:32,h200:64",
+        "--save-base", str(saved), "--json"])
+    assert code == 0, err
+    answer = json.loads(out)
+    assert answer["base_run"]["counters"]["blocks"] == 65536
+    assert all(t["time_s"] > 0 for t in answer["targets"])
+    assert saved.is_file()

@@ -8,9 +8,12 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from kerncast._errors import InputError, unknown_name
+from kerncast._errors import InputError, ToolchainError, unknown_name
 from kerncast.cli._app import app
-from kerncast.cli._output import console, print_json, writable_parent
+from kerncast.cli._output import console, err_console, print_json, writable_parent
+from kerncast.cli._target import (
+    ArgOpt, BlockOpt, CompilerOpt, DefineOpt, GridOpt, KernelOpt, OptionOpt, SmemOpt, target_of,
+)
 
 _DATASETS = ("h100", "h200")
 
@@ -107,10 +110,7 @@ def scale_table(kernel: str, size: str = "large", base: str = "h100:132",
     fitted on every other kernel of the shipped data."""
     import numpy as np  # noqa: PLC0415 (CLI start-up: numpy on use)
 
-    from kerncast.models import (  # noqa: PLC0415 (CLI start-up: models load on use)
-        METHODS, base_inputs, base_physical, base_runs, fit_surfaces, parse_configuration,
-        predict_surface, surface_frame,
-    )
+    from kerncast.models import METHODS, parse_configuration  # noqa: PLC0415 (models load on use)
 
     if method not in METHODS:
         raise InputError(f"--method {method!r}: choose one of {', '.join(METHODS)}")
@@ -120,14 +120,9 @@ def scale_table(kernel: str, size: str = "large", base: str = "h100:132",
     base_cfg = parse_configuration(base, sorted(set(data.times["device"])))
     instance = _instance(data, name, size)
     run = _base_run(data, instance, base_cfg, base)
-    devices = [base_cfg[0], *sorted(set(data.times["device"]) - {base_cfg[0]})]
-    targets = _targets(to, base_cfg, devices)
-    others = data.subset([k for k in data.kernels() if k != name])
-    other_runs = base_runs(others, base_cfg)
-    surfaces = fit_surfaces(surface_frame(others), base_inputs(other_runs, base_cfg), base=base_cfg,
-                            method=method, physical=base_physical(other_runs, base_cfg))
-    table = predict_surface(surfaces, float(run["time_s"]), run["counters"], targets,
-                            base_power_w=float(run["power_w"]), base_energy_j=float(run["energy_j"]))
+    table, trained = _predicted(data.subset([k for k in data.kernels() if k != name]),
+                                base_cfg, to, method, float(run["time_s"]), run["counters"],
+                                float(run["power_w"]), float(run["energy_j"]))
     meas = _measured(data, instance)
     for col in ("time_s", "power_w", "energy_j"):
         table[f"measured_{col}"] = [float(meas.loc[(d, s), col]) if (d, s) in meas.index else np.nan
@@ -135,27 +130,81 @@ def scale_table(kernel: str, size: str = "large", base: str = "h100:132",
         table[f"error_{col}_pct"] = (table[col] / table[f"measured_{col}"] - 1) * 100
     info = {"kernel": name, "size": size, "config": instance[2], "base": base,
             "base_time_s": float(run["time_s"]), "base_power_w": float(run["power_w"]),
-            "trained_on": len(surfaces["kernels"]),
-            "clusters": surfaces["n_clusters"] if method == "clusters" else None,
-            "method": method}
+            **trained, "method": method}
+    return table, info
+
+
+def _predicted(train: Any, base_cfg: tuple[str, int], to: str | None, method: str,
+               time_s: float, counters: dict, power_w: float, energy_j: float
+               ) -> tuple[Any, dict[str, Any]]:
+    """The model fitted on ``train``'s kernels, and its prediction at each target (``to``)
+    from one base run; with what it was fitted on."""
+    from kerncast.models import (  # noqa: PLC0415 (CLI start-up: models load on use)
+        base_inputs, base_physical, base_runs, fit_surfaces, predict_surface, surface_frame,
+    )
+
+    devices = [base_cfg[0], *sorted(set(train.times["device"]) - {base_cfg[0]})]
+    targets = _targets(to, base_cfg, devices)
+    runs = base_runs(train, base_cfg)
+    surfaces = fit_surfaces(surface_frame(train), base_inputs(runs, base_cfg), base=base_cfg,
+                            method=method, physical=base_physical(runs, base_cfg))
+    table = predict_surface(surfaces, time_s, counters, targets, base_power_w=power_w,
+                            base_energy_j=energy_j)
+    return table, {"trained_on": len(surfaces["kernels"]),
+                   "clusters": surfaces["n_clusters"] if method == "clusters" else None}
+
+
+def scale_own(run: Any, to: str | None = None, method: str = "regression"
+              ) -> tuple[Any, dict[str, Any]]:
+    """Predicted time, power and energy at each target from one's own kernel's base run
+    (a :class:`kerncast.measure.BaseRun`), the model fitted on every corpus kernel of the
+    shipped data."""
+    import numpy as np  # noqa: PLC0415 (CLI start-up: numpy on use)
+
+    from kerncast.models import METHODS, base_runs  # noqa: PLC0415 (models load on use)
+
+    if method not in METHODS:
+        raise InputError(f"--method {method!r}: choose one of {', '.join(METHODS)}")
+    data = _load()
+    base_cfg = (run.device, int(run.sm_count))
+    if base_cfg[0] not in set(data.times["device"]):
+        raise InputError(f"the base run is on {run.device}, where the shipped data has no "
+                         f"surfaces; measure it on one of {', '.join(sorted(set(data.times['device'])))}")
+    runs = base_runs(data, base_cfg)
+    if not any(c is not None for c in runs["counters"]):
+        raise InputError(f"the base run is at {run.configuration}, where the shipped data has "
+                         "no base runs with counters to fit the model on; measure it at one of "
+                         f"{_counter_bases(data)} (--base)")
+    table, trained = _predicted(data, base_cfg, to, method, run.time_s, run.counters,
+                                run.power_w, run.energy_j)
+    for col in ("time_s", "power_w", "energy_j"):
+        table[f"measured_{col}"] = np.nan
+        table[f"error_{col}_pct"] = np.nan
+    config = ", ".join(f"{k}={run.counters[k]}" for k in ("blocks", "threads_per_block")
+                       if k in run.counters)
+    info = {"kernel": run.kernel, "size": "-", "config": config, "base": run.configuration,
+            "base_time_s": run.time_s, "base_power_w": run.power_w, **trained,
+            "method": method, "base_run": run.to_dict()}
     return table, info
 
 
 def _show(table: Any, info: dict[str, Any]) -> None:
+    power = "power not measured" if info["base_power_w"] != info["base_power_w"] \
+        else f"{info['base_power_w']:.0f} W"
     console.print(f"[bold]{info['kernel']}[/bold] (size {info['size']}, launch {info['config']}) from "
-                  f"its base run at {info['base']}: {info['base_time_s'] * 1e3:.4g} ms, "
-                  f"{info['base_power_w']:.0f} W")
+                  f"its base run at {info['base']}: {info['base_time_s'] * 1e3:.4g} ms, {power}")
     out = Table(title="predicted (measured, error) at each configuration")
     for col in ("configuration", "time ms", "measured", "error", "power W", "measured ", "error "):
         out.add_column(col, justify="left" if col == "configuration" else "right")
     for r in table.itertuples(index=False):
         out.add_row(f"{r.device}:{r.sm_count}", f"{r.time_s * 1e3:.4g}", _fmt(r.measured_time_s * 1e3),
-                    _pct(r.error_time_s_pct), f"{r.power_w:.0f}", _fmt(r.measured_power_w),
+                    _pct(r.error_time_s_pct), _fmt(r.power_w), _fmt(r.measured_power_w),
                     _pct(r.error_power_w_pct))
     console.print(out)
     how = ("regression on how the base run is bound" if info["method"] == "regression"
            else f"published, {info['clusters']} clusters per set")
-    console.print(f"scaling-surfaces model ({how}) fitted on the {info['trained_on']} other "
+    others = "corpus" if "base_run" in info else "other"
+    console.print(f"scaling-surfaces model ({how}) fitted on the {info['trained_on']} {others} "
                   "kernels; benchmarks/scaling_accuracy.py scores it held out by kernel")
 
 
@@ -202,25 +251,53 @@ def plot_surface(table: Any, info: dict[str, Any], path: Path) -> None:
 
 @app.command("scale")
 def scale_cmd(
-    kernel: Annotated[str, typer.Argument(help="corpus:NAME (its base run is read from data/).")],
-    size: Annotated[str, typer.Option("--size", "-s", help="Problem size.")] = "large",
-    base: Annotated[str, typer.Option("--base", help="Base configuration DEVICE:SMS.")] = "h100:132",
+    kernel: Annotated[str | None, typer.Argument(
+        help="corpus:NAME (its base run is read from data/), or one's own kernel: a launch "
+             "file (.toml) or a source file with --kernel, --grid, --block and --arg, whose "
+             "base run is measured on this machine's GPU (or read with --base-run).")] = None,
+    size: Annotated[str, typer.Option("--size", "-s", help="Problem size (corpus).")] = "large",
+    base: Annotated[str | None, typer.Option(
+        "--base", help="Base configuration DEVICE:SMS (corpus default h100:132; one's own "
+                       "kernel: this GPU, all its SMs).")] = None,
     to: Annotated[str | None, typer.Option(
         "--to", help="Targets DEVICE:SMS,... (default: every measured configuration).")] = None,
     method: Annotated[str, typer.Option(
         "--method", help="regression (kerncast's, the default) or clusters (as published).")] = "regression",
+    base_run: Annotated[Path | None, typer.Option(
+        "--base-run", help="One's own kernel's base run, as --save-base wrote it (no GPU "
+                           "needed).")] = None,
+    save_base: Annotated[Path | None, typer.Option(
+        "--save-base", help="Write the base run measured here to this JSON file.")] = None,
+    backend: Annotated[str, typer.Option(help="Backend that measures one's own kernel's base "
+                                              "run: cupy or driver.")] = "cupy",
     plot: Annotated[Path | None, typer.Option("--plot", help="Write heat maps to this PNG.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Write JSON for scripts.")] = False,
+    entry: KernelOpt = None, grid: GridOpt = None, block: BlockOpt = None, smem: SmemOpt = 0,
+    arg: ArgOpt = None, compiler: CompilerOpt = "auto", option: OptionOpt = None,
+    define: DefineOpt = None,
 ) -> None:
     """Predict a kernel's time and power at other SM counts and devices from one base run
     with counters (the scaling-surfaces model: by default trees on how the base run is bound;
     --method clusters: the published clusters of scaling values chosen by a network).
 
     Example: kerncast scale corpus:matmul_tiled --base h100:132 --to h200:64,h100:32
+
+    Example: kerncast scale saxpy.toml --to h100:32,h200 --save-base saxpy-base.json
+
+    Example: kerncast scale --base-run saxpy-base.json --to h200:64
     """
-    if plot is not None:
-        writable_parent(plot)
-    table, info = scale_table(kernel, size, base, to, method)
+    for path in (plot, save_base):
+        if path is not None:
+            writable_parent(path)
+    own = {"entry": entry, "grid": grid, "block": block, "smem": smem, "args": arg,
+           "compiler": compiler, "options": option, "defines": define}
+    run = _own_base_run(kernel, base, base_run, backend, own, quiet=as_json)
+    if run is None:
+        table, info = scale_table(str(kernel), size, base or "h100:132", to, method)
+    else:
+        if save_base is not None:
+            run.save(save_base)
+        table, info = scale_own(run, to, method)
     if plot is not None:
         plot_surface(table, info, plot)
     if as_json:
@@ -228,5 +305,58 @@ def scale_cmd(
                     .to_dict(orient="records"), "plot": str(plot) if plot else None})
         return
     _show(table, info)
+    if save_base is not None and run is not None:
+        console.print(f"base run written to {save_base}")
     if plot is not None:
         console.print(f"heat maps written to {plot}")
+
+
+def _own_base_run(kernel: str | None, base: str | None, path: Path | None, backend: str,
+                  own: dict[str, Any], quiet: bool) -> Any:
+    """One's own kernel's base run: read from ``path``, or measured here at ``base``; None
+    for a corpus kernel."""
+    from kerncast.measure._baserun import BaseRun, measure_base_run  # noqa: PLC0415 (on use)
+
+    if path is not None:
+        if kernel is not None:
+            raise InputError(f"give either a kernel ({kernel}) or --base-run {path}: the base "
+                             "run names its kernel")
+        run = BaseRun.load(path)
+        device, sm_count = _configuration(base) if base is not None else (run.device, None)
+        if device != run.device or sm_count not in (None, run.sm_count):
+            raise InputError(f"--base {base} differs from the base run's {run.configuration}; "
+                             "leave --base out (the run says where it was measured)")
+        return run
+    if kernel is None:
+        raise InputError("give a kernel: corpus:NAME, a launch file (.toml) or a source file "
+                         "with --kernel, --grid, --block and --arg; or --base-run PATH")
+    found = target_of(kernel, **own)
+    if not found.own:
+        return None
+    device, sm_count = _configuration(base) if base is not None else (None, None)
+    instance, launch = found.instance({})
+    say = (lambda text: None) if quiet else (lambda text: err_console.print(f"[dim]{text}[/dim]"))
+    try:
+        return measure_base_run(instance, launch, device=device, sm_count=sm_count,
+                                backend=backend, progress=say)
+    except ToolchainError as exc:
+        why = str(exc).split(";")[0]
+        raise ToolchainError(f"the base run of one's own kernel is measured on an NVIDIA GPU "
+                             f"here ({why}); on a machine without one, "
+                             "predict from a base run measured on a GPU: kerncast scale "
+                             "--base-run PATH (written there with --save-base PATH)") from None
+
+
+def _configuration(text: str) -> tuple[str, int | None]:
+    """``DEVICE[:SMS]`` as (device key, SM count or None for the whole GPU)."""
+    from kerncast.devices import get_device  # noqa: PLC0415 (light, but only needed here)
+
+    name, _, sms = text.strip().partition(":")
+    key = get_device(name).key
+    if not sms:
+        return key, None
+    try:
+        return key, int(sms)
+    except ValueError:
+        raise InputError(f"--base {text!r}: the SM count {sms!r} is not a whole number; write "
+                         "DEVICE:SMS, e.g. h100:132") from None

@@ -160,9 +160,11 @@ def profile_sampled(backend, device: str | None, kernel, config, ks: tuple[int, 
 
 
 def profile_job(backend, device: str | None, job, ks: tuple[int, ...], *, seed: int = 0,
-                timeout: float = 300.0, child_backend: str | None = None) -> list[dict]:
+                timeout: float = 300.0, child_backend: str | None = None,
+                sm_count: int | None = None) -> list[dict]:
     """:func:`profile_sampled` of a :class:`~kerncast.measure.Job`: a corpus launch, or one's
-    own, written for the profiled process (arrays with data as ``.npy`` files)."""
+    own, written for the profiled process (arrays with data as ``.npy`` files); with
+    ``sm_count``, one's own launch is profiled in a green context of that many SMs."""
     if job.corpus is not None:
         return profile_sampled(backend, device, *job.corpus, ks, seed=seed, timeout=timeout,
                                child_backend=child_backend)
@@ -170,17 +172,18 @@ def profile_job(backend, device: str | None, job, ks: tuple[int, ...], *, seed: 
         item = {"kernel": job.name, "user": {"kernel": kernel_to_dict(job.kernel),
                                              "launch": launch_to_dict(job.launch, folder)}}
         return _profile(backend, device, job, item, entry_symbol(job.kernel), ks, seed=seed,
-                        timeout=timeout, child_backend=child_backend)
+                        timeout=timeout, child_backend=child_backend, sm_count=sm_count)
 
 
 def _profile(backend, device: str | None, job, item: dict, entry: str, ks: tuple[int, ...], *,
              seed: int, timeout: float, child_backend: str | None,
-             corpus_root: str | None = None) -> list[dict]:
+             corpus_root: str | None = None, sm_count: int | None = None) -> list[dict]:
     observer = NcuObserver()
     observer.check_metrics(available_metrics(observer.ncu))
     request = {"backend": child_backend or backend.name, "device": device, "seed": seed,
                "corpus_root": corpus_root, "prep_dir": None,
-               "items": [{**item, "sample_k": k} for k in ks]}
+               "items": [{**item, "sample_k": k} for k in ks],
+               **({"sm_count": sm_count} if sm_count else {})}
     batch = observer.profile(request, [entry], timeout)
     records = {m["index"]: m for m in batch.manifest}
     results = iter(batch.results)
