@@ -4,6 +4,7 @@ a message saying what to do)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -170,3 +171,13 @@ def test_ones_own_kernel_is_measured_here_and_scaled(capsys, tmp_path):
     assert answer["base_run"]["counters"]["blocks"] == 65536
     assert all(t["time_s"] > 0 for t in answer["targets"])
     assert saved.is_file()
+
+
+def test_the_shipped_base_run_of_ones_own_kernel_measured_on_an_h200_is_predicted(capsys):
+    """data/probes/saxpy-base-h200.json: tests/userkernels/large/saxpy.toml's base run,
+    measured on an H200 by kerncast scale --save-base (2026-11-29)."""
+    shipped = Path(__file__).resolve().parents[2] / "data" / "probes" / "saxpy-base-h200.json"
+    code, out, err = _run(capsys, ["scale", "--base-run", str(shipped), "--to", "h200:64,h100:132"])
+    assert code == 0, err
+    assert "saxpy" in out and "from its base run at h200:132" in out
+    assert "none of it measured" in out and "h100-sxm:132" in out

@@ -193,13 +193,17 @@ def _show(table: Any, info: dict[str, Any]) -> None:
         else f"{info['base_power_w']:.0f} W"
     console.print(f"[bold]{info['kernel']}[/bold] (size {info['size']}, launch {info['config']}) from "
                   f"its base run at {info['base']}: {info['base_time_s'] * 1e3:.4g} ms, {power}")
-    out = Table(title="predicted (measured, error) at each configuration")
-    for col in ("configuration", "time ms", "measured", "error", "power W", "measured ", "error "):
+    measured = bool(table["measured_time_s"].notna().any())
+    out = Table(title="predicted (measured, error) at each configuration" if measured
+                else "predicted at each configuration (none of it measured)")
+    columns = ("configuration", "time ms", "measured", "error", "power W", "measured ", "error ")
+    for col in columns if measured else columns[:2] + columns[4:5]:
         out.add_column(col, justify="left" if col == "configuration" else "right")
     for r in table.itertuples(index=False):
-        out.add_row(f"{r.device}:{r.sm_count}", f"{r.time_s * 1e3:.4g}", _fmt(r.measured_time_s * 1e3),
-                    _pct(r.error_time_s_pct), _fmt(r.power_w), _fmt(r.measured_power_w),
-                    _pct(r.error_power_w_pct))
+        cells = [f"{r.device}:{r.sm_count}", f"{r.time_s * 1e3:.4g}", _fmt(r.measured_time_s * 1e3),
+                 _pct(r.error_time_s_pct), _fmt(r.power_w), _fmt(r.measured_power_w),
+                 _pct(r.error_power_w_pct)]
+        out.add_row(*(cells if measured else cells[:2] + cells[4:5]))
     console.print(out)
     how = ("regression on how the base run is bound" if info["method"] == "regression"
            else f"published, {info['clusters']} clusters per set")
