@@ -885,7 +885,7 @@ class ScalingSurfaces(Predictor):
                                          times["device"], times["sm_count"])]
 
     def explain_launch(self, kernel: Any, launch: Any, inputs: LaunchInputs) -> Prediction:
-        raise InputError("the model 'scaling-surfaces' predicts from a measured base run with "
-                         "counters, not one launch; use 'kerncast scale corpus:NAME --base h100:132 "
-                         "--to h200:64', score it with 'kerncast evaluate', or predict with "
-                         "--model static or sampling")
+        raise InputError("the model 'scaling-surfaces' predicts other configurations from a "
+                         "measured base run with counters; for one's own kernel use 'kerncast "
+                         "scale FILE --to h200:64' (it measures the base run on this GPU), score "
+                         "it with 'kerncast evaluate', or predict with --model static or sampling")
