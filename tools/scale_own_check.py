@@ -5,7 +5,7 @@
 
 For every launch file (CUDA and PTX; the file's own configuration): the base run measured
 here at the whole GPU as ``kerncast scale FILE`` measures it (time, NVML power, Nsight
-Compute counters; :func:`kerncast.measure._baserun.measure_base_run`), the scaling
+Compute counters; :func:`kerncast.measure.measure_base_run`), the scaling
 surfaces' prediction at each SM count of this GPU (the model fitted on the corpus's shipped
 data, which holds none of these kernels), and the launch timed at each of those SM counts
 (``kerncast.measure``, a green context). Written as each kernel ends (JSON: per kernel the
@@ -32,8 +32,7 @@ sys.path.insert(0, str(ROOT / "src"))
 def _one(path: Path, device: str, sm_counts: list[int]) -> dict:
     from kerncast.cli._scale import scale_own
     from kerncast.core import load_launch_file
-    from kerncast.measure import measure
-    from kerncast.measure._baserun import measure_base_run
+    from kerncast.measure import measure, measure_base_run
 
     lf = load_launch_file(path)
     kernel, launch = lf.launch(dict(lf.raw.get("params", {})))

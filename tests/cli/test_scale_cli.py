@@ -84,7 +84,7 @@ def test_bad_input_as_json_has_a_hint(capsys):
 def _shipped_base_run(kernel: str = "matmul_tiled"):
     """A base run file's contents made from a corpus kernel's shipped H100 base run."""
     from kerncast.cli._scale import _instance, _load
-    from kerncast.measure._baserun import BaseRun
+    from kerncast.measure import BaseRun
     from kerncast.models import base_runs
 
     data = _load()
@@ -114,7 +114,7 @@ def test_ones_own_base_run_is_predicted_by_a_model_of_every_corpus_kernel(capsys
 
 
 def test_a_base_run_file_round_trips_and_shows_in_a_table(capsys, tmp_path):
-    from kerncast.measure._baserun import BaseRun
+    from kerncast.measure import BaseRun
 
     run = _shipped_base_run("copy_vector")
     path = run.save(tmp_path / "run.json")
@@ -151,6 +151,8 @@ def test_a_base_run_with_a_kernel_or_another_base_exits_2(capsys, tmp_path):
     assert code == 2 and "differs from the base run's h100:132" in err
     code, _, err = _run(capsys, ["scale", "--base-run", str(tmp_path / "none.json")])
     assert code == 2 and "no base run at" in err
+    code, _, err = _run(capsys, ["scale", "corpus:copy_vector", "--save-base", str(path)])
+    assert code == 2 and "shipped data's" in err
 
 
 @pytest.mark.gpu

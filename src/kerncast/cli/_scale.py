@@ -297,6 +297,9 @@ def scale_cmd(
            "compiler": compiler, "options": option, "defines": define}
     run = _own_base_run(kernel, base, base_run, backend, own, quiet=as_json)
     if run is None:
+        if save_base is not None:
+            raise InputError(f"--save-base writes the base run measured for one's own kernel; "
+                             f"{kernel}'s base run is the shipped data's")
         table, info = scale_table(str(kernel), size, base or "h100:132", to, method)
     else:
         if save_base is not None:
@@ -319,15 +322,16 @@ def _own_base_run(kernel: str | None, base: str | None, path: Path | None, backe
                   own: dict[str, Any], quiet: bool) -> Any:
     """One's own kernel's base run: read from ``path``, or measured here at ``base``; None
     for a corpus kernel."""
-    from kerncast.measure._baserun import BaseRun, measure_base_run  # noqa: PLC0415 (on use)
+    from kerncast.devices import get_device  # noqa: PLC0415 (light, but only needed here)
+    from kerncast.measure import BaseRun, measure_base_run  # noqa: PLC0415 (on use)
+    from kerncast.models import parse_configuration  # noqa: PLC0415 (models load on use)
 
     if path is not None:
         if kernel is not None:
             raise InputError(f"give either a kernel ({kernel}) or --base-run {path}: the base "
                              "run names its kernel")
         run = BaseRun.load(path)
-        device, sm_count = _configuration(base) if base is not None else (run.device, None)
-        if device != run.device or sm_count not in (None, run.sm_count):
+        if base is not None and parse_configuration(base) != (run.device, run.sm_count):
             raise InputError(f"--base {base} differs from the base run's {run.configuration}; "
                              "leave --base out (the run says where it was measured)")
         return run
@@ -337,7 +341,9 @@ def _own_base_run(kernel: str | None, base: str | None, path: Path | None, backe
     found = target_of(kernel, **own)
     if not found.own:
         return None
-    device, sm_count = _configuration(base) if base is not None else (None, None)
+    device, sm_count = parse_configuration(base) if base is not None else (None, None)
+    if device is not None and sm_count == get_device(device).compute.sm_count:
+        sm_count = None  # the whole GPU: no green context
     instance, launch = found.instance({})
     say = (lambda text: None) if quiet else (lambda text: err_console.print(f"[dim]{text}[/dim]"))
     try:
@@ -349,18 +355,3 @@ def _own_base_run(kernel: str | None, base: str | None, path: Path | None, backe
                              f"here ({why}); on a machine without one, "
                              "predict from a base run measured on a GPU: kerncast scale "
                              "--base-run PATH (written there with --save-base PATH)") from None
-
-
-def _configuration(text: str) -> tuple[str, int | None]:
-    """``DEVICE[:SMS]`` as (device key, SM count or None for the whole GPU)."""
-    from kerncast.devices import get_device  # noqa: PLC0415 (light, but only needed here)
-
-    name, _, sms = text.strip().partition(":")
-    key = get_device(name).key
-    if not sms:
-        return key, None
-    try:
-        return key, int(sms)
-    except ValueError:
-        raise InputError(f"--base {text!r}: the SM count {sms!r} is not a whole number; write "
-                         "DEVICE:SMS, e.g. h100:132") from None

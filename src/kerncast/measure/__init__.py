@@ -23,6 +23,7 @@ from typing import Any
 __all__ = [
     "BACKENDS",
     "Backend",
+    "BaseRun",
     "Campaign",
     "CompileError",
     "Compiled",
@@ -43,6 +44,7 @@ __all__ = [
     "launch_columns",
     "make_backend",
     "measure",
+    "measure_base_run",
     "measure_config",
     "measure_energy",
     "measure_full",
@@ -73,6 +75,7 @@ _WHERE = {
     "profile_job": "_counters", "DEFAULT_SM_COUNTS": "_plan",
     "BACKEND_KINDS": "_registry",
     "parse_gpus": "_gpus", "run_on_gpus": "_gpus",
+    "BaseRun": "_baserun", "measure_base_run": "_baserun",
 }
 
 

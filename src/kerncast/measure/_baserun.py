@@ -22,9 +22,8 @@ from kerncast._errors import InputError, KerncastError
 __all__ = ["BASE_RUN_FORMAT", "BaseRun", "measure_base_run"]
 
 BASE_RUN_FORMAT = 1
-#: The counters row's entries a prediction needs, beside the metrics: the launch's blocks
-#: and what its occupancy is computed from.
-LAUNCH_KEYS = ("blocks", "threads_per_block", "registers", "static_shared", "dynamic_shared")
+#: The counters row's launch columns a prediction reads beside the metrics (its waves).
+LAUNCH_KEYS = ("blocks", "threads_per_block")
 
 
 @dataclass(frozen=True)
@@ -64,7 +63,7 @@ class BaseRun:
             raise InputError(f"{where} has no counters: the scaling surfaces read the base "
                              "run's Nsight Compute counters; measure it with Nsight Compute "
                              "installed (kerncast scale FILE --save-base PATH)")
-        absent = [k for k in LAUNCH_KEYS[:2] if k not in counters]
+        absent = [k for k in LAUNCH_KEYS if k not in counters]
         if absent:
             raise InputError(f"{where}'s counters lack {', '.join(absent)}; measure it again")
         time_s = _number(data["time_s"], "time_s", where)
