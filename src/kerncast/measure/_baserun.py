@@ -128,12 +128,12 @@ def measure_base_run(kernel: Any, launch: Any, *, device: str | None = None,
     KerncastError
         When a measurement fails (the message says which and why).
     """
-    from kerncast.measure._api import measure, monitor_for  # noqa: PLC0415 (GPU libraries)
-    from kerncast.measure._counters import profile_job  # noqa: PLC0415
-    from kerncast.measure._energy import measure_energy  # noqa: PLC0415
-    from kerncast.measure._factory import backend_language, make_backend  # noqa: PLC0415
-    from kerncast.measure._job import user_job  # noqa: PLC0415
-    from kerncast.measure._nvml import NvmlEnergyObserver  # noqa: PLC0415
+    from kerncast.measure._api import measure, monitor_for  # noqa: PLC0415 (on use: GPU libraries)
+    from kerncast.measure._counters import profile_job  # noqa: PLC0415 (on use: GPU libraries)
+    from kerncast.measure._energy import measure_energy  # noqa: PLC0415 (on use: GPU libraries)
+    from kerncast.measure._factory import backend_language, make_backend  # noqa: PLC0415 (on use: GPU libraries)
+    from kerncast.measure._job import user_job  # noqa: PLC0415 (on use: GPU libraries)
+    from kerncast.measure._nvml import NvmlEnergyObserver  # noqa: PLC0415 (on use: GPU libraries)
 
     say = progress or (lambda text: None)
     engine = make_backend(backend, device=device, sm_count=sm_count,
