@@ -174,6 +174,22 @@ def test_kernel_parameters_are_packed_as_pointers(monkeypatch, log):
     assert holders[2].dtype == np.float64
 
 
+def test_a_view_argument_is_a_pointer_into_its_buffer_that_is_never_freed(monkeypatch, log):
+    from kerncast.measure._driver import DeviceBuffer
+
+    backend = _driver(monkeypatch, log)(device="h100", sm_count=16)
+    buf = DeviceBuffer(123456, 64, np.dtype(np.float32), (16,))
+    view = backend.offset(backend.offset(buf, 16), 8)
+    assert (view.address, view.nbytes, view.view) == (123456 + 24, 40, True)
+    backend._launch("func", (1,), (32,), 0, [view, buf])
+    holders, _ = backend._held
+    assert [h[0] for h in holders] == [123456 + 24, 123456]
+    calls: list = []
+    monkeypatch.setattr(backend, "_call", lambda name, *args: calls.append((name, args)))
+    backend.free({"x": buf, "p": view})
+    assert [c for c in calls if c[0] == "cuMemFree"] == [("cuMemFree", (123456,))]
+
+
 def _names(log) -> list[str]:
     return [e[0] for e in log if isinstance(e, tuple)]
 

@@ -135,16 +135,19 @@ class GreenContext:
 
 @dataclass
 class DeviceBuffer:
-    """A ``cuMemAlloc`` allocation holding one argument."""
+    """A ``cuMemAlloc`` allocation holding one argument, or (``view``) a pointer
+    ``byte_offset`` bytes into one, which a view argument passes and nothing frees."""
 
     ptr: Any
     nbytes: int
     dtype: np.dtype
     shape: tuple[int, ...]
+    byte_offset: int = 0
+    view: bool = False
 
     @property
     def address(self) -> int:
-        return int(self.ptr)
+        return int(self.ptr) + self.byte_offset
 
 
 class DriverBackend(PaidTiming, Backend):
@@ -326,10 +329,17 @@ class DriverBackend(PaidTiming, Backend):
     def copy(self, dst: DeviceBuffer, src: DeviceBuffer) -> None:
         self._call("cuMemcpyDtoDAsync", dst.ptr, src.ptr, src.nbytes, self.stream)
 
+    def offset(self, dev: DeviceBuffer, byte_offset: int) -> DeviceBuffer:
+        """A pointer ``byte_offset`` bytes into ``dev`` (a view argument): passed to the
+        kernel by address, never freed (its allocation is ``dev``'s)."""
+        rest = max(dev.nbytes - int(byte_offset), 0)
+        return DeviceBuffer(dev.ptr, rest, np.dtype(np.uint8), (rest,),
+                            dev.byte_offset + int(byte_offset), view=True)
+
     def free(self, dev_args: dict[str, Any]) -> None:
         self._current()
         for value in dev_args.values():
-            if isinstance(value, DeviceBuffer):
+            if isinstance(value, DeviceBuffer) and not value.view:
                 try:
                     self._call("cuMemFree", value.ptr)
                 except DriverError:
