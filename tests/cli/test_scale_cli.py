@@ -119,9 +119,15 @@ def test_a_base_run_file_round_trips_and_shows_in_a_table(capsys, tmp_path):
     run = _shipped_base_run("copy_vector")
     path = run.save(tmp_path / "run.json")
     assert BaseRun.load(path) == run
-    code, out, err = _run(capsys, ["scale", "--base-run", str(path), "--to", "h200"])
+    plot = tmp_path / "surface.png"
+    code, out, err = _run(capsys, ["scale", "--base-run", str(path), "--to", "h200,h100:64",
+                                   "--plot", str(plot)])
     assert code == 0, err
     assert "my_copy_vector" in out and "h200:132" in out and "58 corpus kernels" in out
+    from matplotlib.image import imread
+
+    height, width = imread(plot).shape[:2]
+    assert width < 1.5 * 5.5 * 120  # one panel: nothing measured, so no error map
 
 
 @pytest.mark.parametrize("change, message", [

@@ -234,8 +234,10 @@ def plot_surface(table: Any, info: dict[str, Any], path: Path) -> None:
     for r in table.itertuples(index=False):
         at = (devices.index(r.device), sms.index(r.sm_count))
         grids[0][at], grids[1][at] = r.time_s * 1e3, r.error_time_s_pct
-    fig, axes = plt.subplots(1, 2, figsize=(11, 1.2 + 0.8 * len(devices)))
-    for ax, grid, title, cmap in zip(axes, grids, ("predicted time, ms", "error vs measured, %"),
+    panels = 2 if np.isfinite(grids[1]).any() else 1  # the error only where measured
+    fig, axes = plt.subplots(1, panels, figsize=(5.5 * panels, 1.2 + 0.8 * len(devices)),
+                             squeeze=False)
+    for ax, grid, title, cmap in zip(axes[0], grids, ("predicted time, ms", "error vs measured, %"),
                                      ("viridis", "coolwarm")):
         lim = np.nanmax(np.abs(grid)) if np.isfinite(grid).any() else 1.0
         im = ax.imshow(grid, cmap=cmap, aspect="auto",
