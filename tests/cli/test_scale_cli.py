@@ -161,6 +161,13 @@ def test_a_base_run_with_a_kernel_or_another_base_exits_2(capsys, tmp_path):
     assert code == 2 and "shipped data's" in err
 
 
+def test_a_base_the_model_cannot_start_from_is_refused_before_anything_is_measured(capsys):
+    # no GPU here: a measurement would fail with exit 1, the refusal comes first (exit 2)
+    launch = Path(__file__).resolve().parents[1] / "userkernels" / "large" / "saxpy.toml"
+    code, _, err = _run(capsys, ["scale", str(launch), "--base", "h200:64"])
+    assert code == 2 and "no base runs with counters" in err
+
+
 @pytest.mark.gpu
 def test_ones_own_kernel_is_measured_here_and_scaled(capsys, tmp_path):
     pytest.importorskip("cupy")

@@ -154,6 +154,24 @@ def _predicted(train: Any, base_cfg: tuple[str, int], to: str | None, method: st
                    "clusters": surfaces["n_clusters"] if method == "clusters" else None}
 
 
+def trainable(base_cfg: tuple[str, int], text: str) -> Any:
+    """The shipped data, where it holds base runs with counters at ``base_cfg`` (``text``
+    as the user wrote it) to fit the model on for one's own kernel; else an input error
+    that names the configurations that have them."""
+    from kerncast.models import base_runs  # noqa: PLC0415 (models load on use)
+
+    data = _load()
+    devices = sorted(set(data.times["device"]))
+    if base_cfg[0] not in devices:
+        raise InputError(f"the base run is on {base_cfg[0]}, where the shipped data has no "
+                         f"surfaces; measure it on one of {', '.join(devices)}")
+    if not any(c is not None for c in base_runs(data, base_cfg)["counters"]):
+        raise InputError(f"the base run is at {text}, where the shipped data has no base runs "
+                         "with counters to fit the model on; measure it at one of "
+                         f"{_counter_bases(data)} (--base)")
+    return data
+
+
 def scale_own(run: Any, to: str | None = None, method: str = "regression"
               ) -> tuple[Any, dict[str, Any]]:
     """Predicted time, power and energy at each target from one's own kernel's base run
@@ -161,20 +179,12 @@ def scale_own(run: Any, to: str | None = None, method: str = "regression"
     shipped data."""
     import numpy as np  # noqa: PLC0415 (CLI start-up: numpy on use)
 
-    from kerncast.models import METHODS, base_runs  # noqa: PLC0415 (models load on use)
+    from kerncast.models import METHODS  # noqa: PLC0415 (models load on use)
 
     if method not in METHODS:
         raise InputError(f"--method {method!r}: choose one of {', '.join(METHODS)}")
-    data = _load()
     base_cfg = (run.device, int(run.sm_count))
-    if base_cfg[0] not in set(data.times["device"]):
-        raise InputError(f"the base run is on {run.device}, where the shipped data has no "
-                         f"surfaces; measure it on one of {', '.join(sorted(set(data.times['device'])))}")
-    runs = base_runs(data, base_cfg)
-    if not any(c is not None for c in runs["counters"]):
-        raise InputError(f"the base run is at {run.configuration}, where the shipped data has "
-                         "no base runs with counters to fit the model on; measure it at one of "
-                         f"{_counter_bases(data)} (--base)")
+    data = trainable(base_cfg, run.configuration)
     table, trained = _predicted(data, base_cfg, to, method, run.time_s, run.counters,
                                 run.power_w, run.energy_j)
     for col in ("time_s", "power_w", "energy_j"):
@@ -344,8 +354,10 @@ def _own_base_run(kernel: str | None, base: str | None, path: Path | None, backe
     if not found.own:
         return None
     device, sm_count = parse_configuration(base) if base is not None else (None, None)
-    if device is not None and sm_count == get_device(device).compute.sm_count:
-        sm_count = None  # the whole GPU: no green context
+    if device is not None and sm_count is not None:
+        trainable((device, sm_count), base)  # before the GPU spends time on a useless run
+        if sm_count == get_device(device).compute.sm_count:
+            sm_count = None  # the whole GPU: no green context
     instance, launch = found.instance({})
     say = (lambda text: None) if quiet else (lambda text: err_console.print(f"[dim]{text}[/dim]"))
     try:
