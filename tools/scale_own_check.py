@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 
 def _one(path: Path, device: str, sm_counts: list[int]) -> dict:
-    from kerncast.cli._scale import scale_own
+    from kerncast.models import own_surface
     from kerncast.core import load_launch_file
     from kerncast.measure import measure, measure_base_run
 
@@ -40,7 +40,7 @@ def _one(path: Path, device: str, sm_counts: list[int]) -> dict:
         raise ValueError("an OpenCL kernel: the CUDA backends do not run it")
     run = measure_base_run(kernel, launch, device=device)
     targets = ",".join(f"{device}:{n}" for n in sm_counts)
-    table, info = scale_own(run, targets)
+    table, info = own_surface(run, targets)
     rows = []
     for r in table.itertuples(index=False):
         row = measure(kernel, launch, device=device, sm_count=int(r.sm_count)).row

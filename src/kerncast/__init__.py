@@ -33,6 +33,7 @@ _LAZY = {
     "emulate": "kerncast.emu",
     "predict": "kerncast.models",
     "sweep": "kerncast.models",
+    "scale": "kerncast.models",
     "what_if": "kerncast.models",
     "measure": "kerncast.measure",
     "get_device": "kerncast.devices",

@@ -83,11 +83,11 @@ def test_bad_input_as_json_has_a_hint(capsys):
 
 def _shipped_base_run(kernel: str = "matmul_tiled"):
     """A base run file's contents made from a corpus kernel's shipped H100 base run."""
-    from kerncast.cli._scale import _instance, _load
     from kerncast.measure import BaseRun
-    from kerncast.models import base_runs
+    from kerncast.models import base_runs, shipped_data
+    from kerncast.models._scale import _instance
 
-    data = _load()
+    data = shipped_data()
     run = base_runs(data, ("h100-sxm", 132)).loc[_instance(data, kernel, "large")]
     return BaseRun(kernel=f"my_{kernel}", device="h100-sxm", sm_count=132,
                    time_s=float(run["time_s"]), power_w=float(run["power_w"]),
