@@ -38,8 +38,9 @@ def shipped_data() -> Any:
 
 def _kernel_name(kernel: str, data: Any) -> str:
     if not kernel.startswith("corpus:"):
-        raise InputError(f"{kernel!r}: kerncast scale reads the base run from the shipped dataset, "
-                         "so give a corpus kernel as corpus:NAME (kerncast corpus list)")
+        raise InputError(f"{kernel!r} is not a corpus kernel (corpus:NAME, kerncast corpus "
+                         "list): one's own kernel is scaled with its launch (scale(kernel, "
+                         "launch), or a launch file or source file on the command line)")
     name = kernel.split(":", 1)[1]
     if name not in set(data.times["kernel"]):
         raise unknown_name("kernel", name, set(data.times["kernel"]))
