@@ -15,6 +15,7 @@ from kerncast.cli._target import (
     ArgOpt, BlockOpt, CompilerOpt, DefineOpt, GridOpt, KernelOpt, OptionOpt, SmemOpt, target_of,
 )
 
+
 def _show(table: Any, info: dict[str, Any]) -> None:
     power = "power not measured" if info["base_power_w"] != info["base_power_w"] \
         else f"{info['base_power_w']:.0f} W"
