@@ -113,6 +113,24 @@ def test_ones_own_base_run_is_predicted_by_a_model_of_every_corpus_kernel(capsys
     assert own["targets"][1]["time_s"] > own["base_time_s"]  # a quarter of the SMs: slower
 
 
+def test_a_base_run_without_power_is_saved_as_strict_json_and_read_back(tmp_path):
+    import math
+    from dataclasses import replace
+
+    from kerncast.measure import BaseRun
+
+    run = replace(_shipped_base_run(), power_w=math.nan, energy_j=math.nan)
+    path = run.save(tmp_path / "run.json")
+
+    def refuse(token):
+        raise ValueError(token)
+
+    data = json.loads(path.read_text(), parse_constant=refuse)  # no NaN tokens
+    assert data["power_w"] is None and data["energy_j"] is None
+    back = BaseRun.load(path)
+    assert math.isnan(back.power_w) and back.time_s == run.time_s
+
+
 def test_a_base_run_file_round_trips_and_shows_in_a_table(capsys, tmp_path):
     from kerncast.measure import BaseRun
 

@@ -80,7 +80,8 @@ class BaseRun:
         """Write the run as JSON (atomically: a run cut short leaves no partial file)."""
         path = Path(path)
         tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_text(json.dumps(self.to_dict(), indent=1, default=_plain) + "\n")
+        tmp.write_text(json.dumps(_strict(self.to_dict()), indent=1, allow_nan=False,
+                                  default=_plain) + "\n")
         os.replace(tmp, path)
         return path
 
@@ -105,6 +106,20 @@ def _number(value: Any, name: str, where: str) -> float:
         return float(value)
     except (TypeError, ValueError):
         raise InputError(f"{where}: {name} is {value!r}, not a number") from None
+
+
+def _strict(value: Any) -> Any:
+    """``value`` with every NaN or infinite number as None: the file is strict JSON (a
+    power the run could not measure is ``null``, and reads back as NaN)."""
+    if isinstance(value, dict):
+        return {k: _strict(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_strict(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
 
 
 def _plain(value: Any) -> Any:
