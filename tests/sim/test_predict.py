@@ -468,3 +468,28 @@ def test_a_prediction_that_fails_leaves_no_tool_running_behind_it(monkeypatch):
         predict_launch(Kernel("gather", text=source), launch, H100)
     assert started and started[0].done()
     pool.shutdown()
+
+
+def test_a_launch_predicted_again_is_not_emulated_again(monkeypatch):
+    import kerncast.sim._predict as sim_predict
+
+    calls = []
+    real = kerncast.emu.emulate
+    monkeypatch.setattr(kerncast.emu, "emulate",
+                        lambda *a, **k: calls.append(a[3]) or real(*a, **k))
+    kernel = get_kernel("copy_vector")
+    source, launch = kernel.instance(kernel.launch("medium"))
+    first = predict_launch(source, launch, "h100")
+    emulated = len(calls)
+    assert emulated >= 2  # the traced blocks, the check for short blocks, the probes
+    fewer = predict_launch(source, launch, "h100", sm_count=32)
+    fixed = predict_launch(source, launch, "h100", fixes=frozenset({"occupancy"}))
+    assert len(calls) == emulated  # the same blocks, run the same way: kept
+    assert predict_launch(source, launch, "h100").seconds == first.seconds
+    # the same launch rebuilt is another launch: emulated again, and predicted the same
+    sim_predict._EMULATIONS.clear()
+    again = kernel.instance(kernel.launch("medium"))[1]
+    assert predict_launch(source, again, "h100", sm_count=32).seconds == fewer.seconds
+    assert predict_launch(source, again, "h100", fixes=frozenset({"occupancy"})).seconds \
+        == fixed.seconds
+    assert len(calls) == 2 * emulated

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 import time
+import weakref
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
@@ -389,6 +390,39 @@ def _peek_steps(result, emulated: int, probes: int) -> int:
     return max(int(PEEK_SHARE * per_block * probes), 1)
 
 
+@dataclass
+class Emulations:
+    """The emulations of one launch whose trace does not depend on its data, by blocks and
+    options: predicted again (each fix of a what-if, another SM count), it runs the same
+    blocks the same way, so they are not emulated again. The launch (held weakly: its
+    arrays are the caller's) and the module are compared by identity: a launch changed or
+    rebuilt is another launch."""
+
+    launch: Any
+    module: Any
+    entry: str
+    registers: int
+    runs: dict = field(default_factory=dict)
+
+    def holds(self, launch: Launch, module: Any, entry: str, registers: int) -> bool:
+        return (self.launch() is launch and self.module is module and self.entry == entry
+                and self.registers == registers)
+
+
+#: the emulations of the launch predicted last (one: memory stays flat over a sweep)
+_EMULATIONS: list[Emulations] = []
+
+
+def emulations_of(launch: Launch, module: Any, entry: str, registers: int) -> Emulations:
+    """The kept emulations of ``launch``, or a new, empty record that replaces the last."""
+    for kept in _EMULATIONS:
+        if kept.holds(launch, module, entry, registers):
+            return kept
+    record = Emulations(weakref.ref(launch), module, entry, registers)
+    _EMULATIONS[:] = [record]
+    return record
+
+
 def short_blocks(run: Callable[[list[int], int], list[int]], blocks: int,
                  steps_per_block: float) -> list[int]:
     """Blocks across the grid (at 1/4, 1/2 and 3/4 of it) that finish within
@@ -495,11 +529,18 @@ def _predict_launch(kernel: Kernel, launch: Launch, device: str | Device, jobs: 
         progress(f"generating the inputs of {kernel.name}{at} (its trace depends on their "
                  "values)")
     values, inputs = emulation_args(launch, program)  # ours to write
+    memo = None if dependent else emulations_of(launch, module, compiled.entry, res.registers)
 
     def run(chosen: list[int], **options: Any) -> Any:  # these blocks, as timing traces need
-        return emulate(module, launch, values, chosen, entry=compiled.entry,
-                       registers=res.registers, inplace=True, exact=False, values="needed",
-                       constants=launch.constants, labels=list(launch.names), **options)
+        key = (tuple(chosen), tuple(sorted(options.items())))
+        if memo is not None and key in memo.runs:
+            return memo.runs[key]
+        result = emulate(module, launch, values, chosen, entry=compiled.entry,
+                         registers=res.registers, inplace=True, exact=False, values="needed",
+                         constants=launch.constants, labels=list(launch.names), **options)
+        if memo is not None:
+            memo.runs[key] = result
+        return result
 
     progress(f"emulating {len(emulated)} of {blocks:,} blocks")
     result = run(emulated, memory_budget=MEMORY_BUDGET)
