@@ -154,18 +154,14 @@ def _own_base_run(kernel: str | None, base: str | None, path: Path | None, backe
                   own: dict[str, Any], quiet: bool) -> Any:
     """One's own kernel's base run: read from ``path``, or measured here at ``base``; None
     for a corpus kernel."""
-    from kerncast.measure import BaseRun, measure_base_run  # noqa: PLC0415 (on use: GPU)
-    from kerncast.models import own_base, parse_configuration  # noqa: PLC0415 (on use: scikit-learn)
+    from kerncast.measure import measure_base_run  # noqa: PLC0415 (on use: GPU)
+    from kerncast.models import own_base, saved_run  # noqa: PLC0415 (on use: scikit-learn)
 
     if path is not None:
         if kernel is not None:
             raise InputError(f"give either a kernel ({kernel}) or --base-run {path}: the base "
                              "run names its kernel")
-        run = BaseRun.load(path)
-        if base is not None and parse_configuration(base) != (run.device, run.sm_count):
-            raise InputError(f"--base {base} differs from the base run's {run.configuration}; "
-                             "leave --base out (the run says where it was measured)")
-        return run
+        return saved_run(path, base)
     if kernel is None:
         raise InputError("give a kernel: corpus:NAME, a launch file (.toml) or a source file "
                          "with --kernel, --grid, --block and --arg; or --base-run PATH")

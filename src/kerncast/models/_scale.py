@@ -9,12 +9,14 @@ from a file, and the model is fitted on every corpus kernel.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from kerncast._errors import InputError, unknown_name
 
-__all__ = ["corpus_surface", "own_surface", "scale", "shipped_data", "trainable"]
+__all__ = ["corpus_surface", "own_base", "own_surface", "saved_run", "scale", "shipped_data",
+           "trainable"]
 
 _DATASETS = ("h100", "h200")
 
@@ -27,8 +29,9 @@ def _data_root() -> Path:
                      "scale from a kerncast checkout (they hold the base runs and the surfaces)")
 
 
+@lru_cache(maxsize=1)
 def shipped_data() -> Any:
-    """data/h100 and data/h200 as one dataset (the base runs and surfaces)."""
+    """data/h100 and data/h200 as one dataset (the base runs and surfaces), read once."""
     from kerncast.data import Dataset  # noqa: PLC0415  (pandas: not on every command)
     from kerncast.models._scaling import merge_datasets  # noqa: PLC0415 (on use: pandas)
 
@@ -107,17 +110,16 @@ def _measured(data: Any, instance: tuple) -> Any:
 
 
 def corpus_surface(kernel: str, size: str = "large", base: str = "h100:132",
-                to: str | None = None, method: str = "regression") -> tuple[Any, dict[str, Any]]:
+                   to: str | None = None, method: str = "regression"
+                   ) -> tuple[Any, dict[str, Any]]:
     """Predicted time, power and energy at each target, with the measurements where they
     exist; the model (``method``: ``"regression"`` or the published ``"clusters"``) is
     fitted on every other kernel of the shipped data."""
     import numpy as np  # noqa: PLC0415 (on use: numpy)
 
-    from kerncast.models._scaling import METHODS, parse_configuration  # noqa: PLC0415 (on use: scikit-learn)
+    from kerncast.models._scaling import parse_configuration  # noqa: PLC0415 (on use: scikit-learn)
 
-    if method not in METHODS:
-        raise InputError(f"--method {method!r}: choose one of {', '.join(METHODS)}")
-
+    _check_method(method)
     data = shipped_data()
     name = _kernel_name(kernel, data)
     base_cfg = parse_configuration(base, sorted(set(data.times["device"])))
@@ -135,6 +137,13 @@ def corpus_surface(kernel: str, size: str = "large", base: str = "h100:132",
             "base_time_s": float(run["time_s"]), "base_power_w": float(run["power_w"]),
             **trained, "method": method}
     return table, info
+
+
+def _check_method(method: str) -> None:
+    from kerncast.models._scaling import METHODS  # noqa: PLC0415 (on use: scikit-learn)
+
+    if method not in METHODS:
+        raise InputError(f"--method {method!r}: choose one of {', '.join(METHODS)}")
 
 
 def _predicted(train: Any, base_cfg: tuple[str, int], to: str | None, method: str,
@@ -176,16 +185,13 @@ def trainable(base_cfg: tuple[str, int], text: str) -> Any:
 
 
 def own_surface(run: Any, to: str | None = None, method: str = "regression"
-              ) -> tuple[Any, dict[str, Any]]:
+                ) -> tuple[Any, dict[str, Any]]:
     """Predicted time, power and energy at each target from one's own kernel's base run
     (a :class:`kerncast.measure.BaseRun`), the model fitted on every corpus kernel of the
     shipped data."""
     import numpy as np  # noqa: PLC0415 (on use: numpy)
 
-    from kerncast.models._scaling import METHODS  # noqa: PLC0415 (on use: scikit-learn)
-
-    if method not in METHODS:
-        raise InputError(f"--method {method!r}: choose one of {', '.join(METHODS)}")
+    _check_method(method)
     base_cfg = (run.device, int(run.sm_count))
     data = trainable(base_cfg, run.configuration)
     table, trained = _predicted(data, base_cfg, to, method, run.time_s, run.counters,
@@ -237,11 +243,10 @@ def scale(kernel: Any = None, launch: Any = None, *, to: str | None = None,
     InputError
         For a kernel, configuration or base run the model cannot start from.
     """
-    from kerncast.measure import BaseRun, measure_base_run  # noqa: PLC0415 (on use: GPU)
+    from kerncast.measure import measure_base_run  # noqa: PLC0415 (on use: GPU)
 
     if base_run is not None:
-        run = base_run if isinstance(base_run, BaseRun) else BaseRun.load(base_run)
-        return own_surface(run, to, method)
+        return own_surface(saved_run(base_run, base), to, method)
     if isinstance(kernel, str) and launch is None:
         return corpus_surface(kernel, size, base or "h100:132", to, method)
     if kernel is None or launch is None:
@@ -250,6 +255,19 @@ def scale(kernel: Any = None, launch: Any = None, *, to: str | None = None,
     run = measure_base_run(kernel, launch, **own_base(base), backend=backend,
                            progress=progress)
     return own_surface(run, to, method)
+
+
+def saved_run(base_run: Any, base: str | None = None) -> Any:
+    """A base run measured before (a :class:`kerncast.measure.BaseRun` or the path of one);
+    ``base``, where given, must be where it was measured."""
+    from kerncast.measure import BaseRun  # noqa: PLC0415 (on use: the base run's type)
+    from kerncast.models._scaling import parse_configuration  # noqa: PLC0415 (on use: scikit-learn)
+
+    run = base_run if isinstance(base_run, BaseRun) else BaseRun.load(base_run)
+    if base is not None and parse_configuration(base) != (run.device, run.sm_count):
+        raise InputError(f"--base {base} differs from the base run's {run.configuration}; "
+                         "leave --base out (the run says where it was measured)")
+    return run
 
 
 def own_base(base: str | None) -> dict[str, Any]:
