@@ -61,8 +61,9 @@ def test_scale_defaults_to_every_configuration_in_a_table(capsys):
     (["corpus:matmul_tiled", "--to", "h100:300"], "outside the measured configurations"),
     (["corpus:matmul_tiled", "--to", "mi300:32"], "unknown"),
     (["corpus:matmul_tiled", "--to", "a100:32"], "no measured surfaces"),
-    (["corpus:matmul_tiled", "--base", "h200:64"], "no counters"),
-    (["corpus:matmul_tiled", "--base", "h100:64"], "run at h100:8, h100:132, h200:132"),
+    (["corpus:matmul_tiled", "--base", "h200:96"], "no counters"),
+    (["corpus:matmul_tiled", "--base", "h100:64"],
+     "run at h100:8, h100:132, h200:8, h200:16, h200:32, h200:64, h200:132"),
     (["corpus:matmul_tiled", "--method", "forest"], "choose one of regression, clusters"),
     (["corpus:no_such_kernel"], "unknown kernel"),
     (["matmul_tiled.cu"], "no such file"),
@@ -75,7 +76,7 @@ def test_bad_input_exits_2_with_what_to_do(capsys, argv, message):
 
 
 def test_bad_input_as_json_has_a_hint(capsys):
-    code, out, _ = _run(capsys, ["scale", "corpus:matmul_tiled", "--base", "h200:64", "--json"])
+    code, out, _ = _run(capsys, ["scale", "corpus:matmul_tiled", "--base", "h200:96", "--json"])
     assert code == 2
     answer = json.loads(out)
     assert answer["kind"] == "bad input" and "as --base" in answer["hint"]
@@ -155,7 +156,7 @@ def test_a_base_run_file_round_trips_and_shows_in_a_table(capsys, tmp_path):
     (lambda d: d.update(time_s=0), "must be positive"),
     (lambda d: d.update(time_s="fast"), "not a number"),
     (lambda d: d.update(device="a100"), "no surfaces"),
-    (lambda d: d.update(device="h200", sm_count=64), "no base runs with counters"),
+    (lambda d: d.update(device="h200", sm_count=96), "no base runs with counters"),
 ])
 def test_a_bad_base_run_exits_2_with_what_to_do(capsys, tmp_path, change, message):
     data = _shipped_base_run().to_dict()
@@ -182,7 +183,7 @@ def test_a_base_run_with_a_kernel_or_another_base_exits_2(capsys, tmp_path):
 def test_a_base_the_model_cannot_start_from_is_refused_before_anything_is_measured(capsys):
     # no GPU here: a measurement would fail with exit 1, the refusal comes first (exit 2)
     launch = Path(__file__).resolve().parents[1] / "userkernels" / "large" / "saxpy.toml"
-    code, _, err = _run(capsys, ["scale", str(launch), "--base", "h200:64"])
+    code, _, err = _run(capsys, ["scale", str(launch), "--base", "h200:96"])
     assert code == 2 and "no base runs with counters" in err
 
 

@@ -19,7 +19,7 @@ from kerncast.models import Sampling, predict
 from kerncast.models._trained import trained_model
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "h100"
-KERNEL = "arith_fp32"
+KERNEL = "dct8x8"
 
 
 class _Recorded:
@@ -58,7 +58,7 @@ def _replay(recorded, calls: list):
             return rows
         by = {(r["k"], r["l2_state"]): r for r in rows}
         rungs = [{c: r[c] for c in RUNG} for r in rows if r["l2_state"] == "cold" and r["k"] > 0]
-        full = {**rungs[-1], "k": 0, "blocks_launched": int(times["blocks"].iloc[0])}
+        full = {**rungs[-1], "k": 0, "blocks_launched": int(times["blocks"].iloc[0]), "status": "ok"}
         rungs = sorted(rungs, key=lambda r: r["k"]) + [full]
         measured = []
 
@@ -153,8 +153,9 @@ def test_live_sampling_on_a_cpu_device_keys_the_row_by_the_backend(monkeypatch, 
 
 
 def test_live_svr_measures_the_whole_grid_where_its_base_distrusts_the_samples(monkeypatch):
-    """sssp_relax: its samples are flagged, so the launch is run whole once more and the
-    SVR passes that run on, as it does on the dataset."""
+    """sssp_relax: its first two samples launch more of its grid than the budget allows
+    (and the line through them is flagged), so the launch is run whole and the SVR
+    passes that run on, as it does on the dataset."""
     import kerncast.measure as package
     import kerncast.measure._counters as counters_module
     import kerncast.measure._samples as samples_module
@@ -190,8 +191,8 @@ def test_live_svr_measures_the_whole_grid_where_its_base_distrusts_the_samples(m
                   tunables=json.loads(times["tunables"].iloc[0]), model="sampling-svr")
     assert runs == ["ladder", "whole grid"]
     assert got.seconds == pytest.approx(full["time_median_s"].iloc[0])
-    assert got.based_on["method"].startswith("direct measurement of the whole launch")
-    assert got.based_on["sampled_prediction_s"] > 2 * got.seconds
+    assert got.based_on["method"].startswith("direct measurement")
+    assert "within the budget" in got.based_on["method"]
 
 
 def test_a_budget_lets_sampling_spend_more_on_its_samples(live, recorded):

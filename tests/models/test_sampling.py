@@ -227,14 +227,38 @@ def test_live_fallback_measures_a_flagged_launch_whole():
         calls.append(list(times)[i])
         return list(times.values())[i]
 
-    got = Sampling(budget=0.0).explain_live(ladder, 16 * wave, measure)
+    # a budget that pays for the two first samples (5 of the 16 waves) and no jump
+    got = Sampling(budget=0.32).explain_live(ladder, 16 * wave, measure)
     assert calls == [2, 3, 0]
     assert got.seconds == pytest.approx(6.1e-3)
     assert got.based_on["method"].startswith("direct measurement of the whole launch")
     assert got.based_on["sampled_prediction_s"] > 2 * got.seconds
     calls.clear()
-    kept = Sampling(budget=0.0, fallback=False).explain_live(ladder, 16 * wave, measure)
+    kept = Sampling(budget=0.32, fallback=False).explain_live(ladder, 16 * wave, measure)
     assert calls == [2, 3] and "warning" in kept.based_on
+
+
+def test_a_grid_whose_first_samples_exceed_the_budget_is_run_whole_without_samples():
+    wave = 8 * 132
+    times = {2: 2.0e-3, 3: 3.0e-3, 0: 16.0e-3}
+    ladder = pd.DataFrame([{"k": k, "psat": 8, "sm_count": 132,
+                            "blocks_launched": (k or 16) * wave} for k in times])
+    calls = []
+
+    def measure(i, state):
+        calls.append((list(times)[i], state))
+        return list(times.values())[i]
+
+    # waves 2 and 3 are 5 of the grid's 16: more than a 10% budget, within a 40% one
+    got = Sampling(budget=0.1).explain_live(ladder, 16 * wave, measure)
+    assert calls == [(0, "warm")]
+    assert got.seconds == pytest.approx(16.0e-3)
+    assert "within the budget" in got.based_on["method"]
+    assert got.based_on["blocks_done"] == 16 * wave
+    calls.clear()
+    sampled = Sampling(budget=0.4).explain_live(ladder, 16 * wave, measure)
+    assert [k for k, _ in calls] == [2, 3]
+    assert sampled.based_on["method"] == "linear extrapolation of sampled waves"
 
 
 def test_a_front_loaded_line_takes_one_more_jump():
@@ -259,16 +283,17 @@ def test_a_flagged_launch_takes_the_datasets_run_of_its_whole_grid(state):
     pts = [(2, 2 * wave, 5.1e-3, state), (3, 3 * wave, 6.0e-3, state),
            (0, 16 * wave, 6.1e-3, "cold")]
     data = _dataset(pts, blocks=16 * wave)
-    got = Sampling(budget=0.0).fit(data).explain(data)[0]
+    # a budget that pays for the two samples (5 of the 16 waves) and no further
+    got = Sampling(budget=0.32).fit(data).explain(data)[0]
     assert got.seconds == pytest.approx(6.1e-3)
     assert got.based_on["method"].startswith("direct measurement of the whole launch")
     assert got.based_on["sampled_prediction_s"] > 2 * got.seconds
     assert got.based_on["sample_seconds"] == pytest.approx(5.1e-3 + 6.0e-3 + 6.1e-3)
-    kept = Sampling(budget=0.0, fallback=False).fit(data).explain(data)[0]
+    kept = Sampling(budget=0.32, fallback=False).fit(data).explain(data)[0]
     assert kept.seconds > 2 * got.seconds and "warning" in kept.based_on
     # without that run the flagged line stands, and says so
     alone = _dataset(pts[:2], blocks=16 * wave)
-    assert "warning" in Sampling(budget=0.0).fit(alone).explain(alone)[0].based_on
+    assert "warning" in Sampling(budget=0.32).fit(alone).explain(alone)[0].based_on
 
 
 def test_a_trusted_line_ignores_the_run_of_the_whole_grid():
@@ -308,7 +333,7 @@ def test_a_direct_measurement_takes_the_whole_grid_timed_warm_where_there_is_one
     pts = [(2, 2 * wave, 5.1e-3, state), (3, 3 * wave, 6.0e-3, state),
            (0, 16 * wave, 6.3e-3, "cold"), (0, 16 * wave, 6.1e-3, "warm")]
     data = _dataset(pts, blocks=16 * wave)
-    assert Sampling(budget=0.0).fit(data).predict(data)[0] == pytest.approx(6.1e-3)
+    assert Sampling(budget=0.32).fit(data).predict(data)[0] == pytest.approx(6.1e-3)
 
 def test_paid_samples_are_taken_where_a_launch_has_them():
     wave = 4 * 132
@@ -337,10 +362,10 @@ def test_live_samples_are_paid_where_the_backend_can_time_the_write_back():
         calls.append((list(times)[i], state))
         return list(times.values())[i]
 
-    Sampling(budget=0.0).explain_live(ladder, 16 * wave, measure, ("warm", "cold", "paid"))
+    Sampling(budget=0.32).explain_live(ladder, 16 * wave, measure, ("warm", "cold", "paid"))
     assert calls == [(2, "paid"), (3, "paid"), (0, "warm")]  # the grid as `times` runs it
     calls.clear()
-    Sampling(budget=0.0).explain_live(ladder, 16 * wave, measure, ("warm", "cold"))
+    Sampling(budget=0.32).explain_live(ladder, 16 * wave, measure, ("warm", "cold"))
     assert calls == [(2, "cold"), (3, "cold"), (0, "warm")]
 
 
@@ -400,7 +425,8 @@ def test_blocks_from_the_middle_that_take_less_time_send_the_launch_to_be_measur
 
 def test_a_middle_sample_like_the_first_leaves_the_line_and_is_counted():
     data = _middle_dataset(middle_s=24.5e-6)
-    got = Sampling(budget=0.01).fit(data).explain(data)[0]
+    # a budget that pays for the two first rungs (5 of the 200 waves) and no further
+    got = Sampling(budget=0.03).fit(data).explain(data)[0]
     assert got.seconds == pytest.approx(4e-6 + 10e-6 * 200, rel=1e-6)
     assert got.based_on["method"] == "linear extrapolation of sampled waves"
     # the two first rungs, and the warm pair from the start and the middle
@@ -442,7 +468,7 @@ def test_live_the_middle_and_its_twin_from_the_start_are_timed_warm():
             return 1.0e-3
         return 5e-6 if i == 7 else 4e-6 + 10e-6 * ladder["k"][i]
 
-    got = Sampling(budget=0.01).explain_live(ladder, 200 * wave, measure, ("warm", "cold", "paid"))
+    got = Sampling(budget=0.03).explain_live(ladder, 200 * wave, measure, ("warm", "cold", "paid"))
     assert calls == [(0, "paid"), (1, "paid"), (0, "warm"), (7, "warm"), (6, "warm")]
     assert got.seconds == pytest.approx(1.0e-3)
     assert "middle of the grid" in got.based_on["method"]

@@ -42,7 +42,7 @@ def test_a_base_the_model_cannot_start_from_is_refused_before_measuring():
     assert own_base("h100:132") == {"device": "h100-sxm", "sm_count": None}  # the whole GPU
     assert own_base("h100:8") == {"device": "h100-sxm", "sm_count": 8}
     with pytest.raises(InputError, match="no base runs with counters"):
-        own_base("h200:64")
+        own_base("h200:96")
 
 
 def test_a_name_that_is_not_a_corpus_kernel_says_how_to_scale_ones_own():

@@ -12,8 +12,9 @@ from tests.synthetic import synthetic_dataset
 
 @pytest.fixture(scope="module")
 def data():
+    # size large: grids long enough that two samples fit a 10% budget
     return synthetic_dataset(kernels=("matmul_naive", "synthetic_stencil", "synthetic_stream"),
-                             failed_rows=False)
+                             sizes=("small", "medium", "large"), failed_rows=False)
 
 
 @pytest.fixture(scope="module")

@@ -21,7 +21,9 @@ from the start do not stand for it.
 Both read the ``samples`` table of a dataset (one row per sampled launch: ``k``,
 ``psat``, ``blocks_launched``, ``grid_fraction``, ``l2_state``, timing statistics) and
 the target rows' ``blocks``. A launch whose grid is too short to sample (fewer than two
-samples fit before its full grid) is predicted by a direct measurement of its whole
+samples fit before its full grid, or, for ``sampling``, its first two samples would
+launch a larger share of its blocks than the budget: they would cost more than the run
+of the whole grid they stand for) is predicted by a direct measurement of its whole
 grid, and the explanation says so. ``sampling`` also measures the whole launch where
 its samples say they cannot be trusted (uneven waves, work held by the first blocks,
 too much noise, or another time in the middle of the grid), in live mode and, where
@@ -175,6 +177,9 @@ class SampleFit:
     #: (the largest sample from the grid's start, or the whole grid): work that a run
     #: keeping the samples' output (``kerncast split``) does not repeat
     blocks_done: int = 0
+    #: measured whole because its first two samples would launch more of the grid's
+    #: blocks than the budget's share of it
+    over_budget: bool = False
 
 
 def _measured(frame: pd.DataFrame) -> pd.DataFrame:
@@ -210,6 +215,16 @@ def _distrusted(fit: SampleFit) -> str:
                 "whole grid: samples that fit the budget are too short to predict it, so "
                 "sampling may not be trusted")
     return ""
+
+
+def _direct_method(fit: SampleFit) -> str:
+    """How a launch measured whole came to be."""
+    if fit.over_budget:
+        return ("direct measurement: the grid is too short to sample within the budget (its "
+                "first two samples would launch a larger share of its blocks than the budget "
+                "allows), so it was run whole")
+    return ("direct measurement: the grid is too short to sample (fewer than two samples fit "
+            "before its full grid)")
 
 
 def fit_samples(x: np.ndarray, t: np.ndarray, blocks: float, psat: int, n_sm: int,
@@ -367,8 +382,7 @@ class _SamplingBase(Predictor):
             "points": fit.points, "per_block_s": fit.per_block, "intercept_s": fit.intercept,
             "stderr_s": fit.stderr, "sample_seconds": fit.sample_seconds,
             "blocks_done": fit.blocks_done,
-            "method": "direct measurement: the grid is too short to sample (fewer than two "
-                      "samples fit before its full grid)" if fit.direct
+            "method": _direct_method(fit) if fit.direct
             else "linear extrapolation of sampled waves",
         }
         if why := _distrusted(fit):
@@ -488,7 +502,20 @@ class Sampling(_SamplingBase):
         if len(partial) < 2:
             return _direct(ladder, blocks, fill) or (
                 self._line(fill(partial), blocks) if len(partial) else None)
-        return self._walk(partial.reset_index(drop=True), blocks, fill, _checks(group))
+        partial = partial.reset_index(drop=True)
+        first = self._first_rungs(partial, blocks)["blocks_launched"].iloc[:2]
+        if first.sum() > self.budget * blocks and \
+                (whole := _direct(ladder, blocks, fill)) is not None:
+            return replace(whole, over_budget=True)
+        return self._walk(partial, blocks, fill, _checks(group))
+
+    def _first_rungs(self, points: pd.DataFrame, blocks: int) -> pd.DataFrame:
+        """The ladder from the rung the walk starts at (:meth:`_walk`)."""
+        later = points[points["k"] > 1]
+        if not self.first_wave and len(later) >= 2 and \
+                later["blocks_launched"].iloc[:2].sum() <= SHORT_GRID_SHARE * blocks:
+            return later.reset_index(drop=True)
+        return points
 
     def _walk(self, points: pd.DataFrame, blocks: int, fill=_measured,
               checks: pd.DataFrame | None = None) -> SampleFit:
@@ -509,10 +536,7 @@ class Sampling(_SamplingBase):
         than half of it (under ten waves), the ladder keeps its first rung: two rungs
         that cost three waves instead of five, for the same line (arith_fp32 on the
         H100, 3.9 waves: 0.1% from one wave to two)."""
-        later = points[points["k"] > 1]
-        if not self.first_wave and len(later) >= 2 and \
-                later["blocks_launched"].iloc[:2].sum() <= SHORT_GRID_SHARE * blocks:
-            points = later.reset_index(drop=True)
+        points = self._first_rungs(points, blocks)
         x = points["blocks_launched"].to_numpy(float)
         t = points["time_median_s"].to_numpy(float).copy()
 
