@@ -14,7 +14,8 @@ import pytest
 from kerncast.emu import emulate
 from kerncast.ptx import parse
 from kerncast.sim._sharing import (
-    INPUT_SETS, L2_USABLE, block_coords, probe_blocks, resident_shares, warm_l2, wave_sharing,
+    INPUT_SETS, L2_USABLE, block_coords, probe_blocks, resident_shares, sector_offsets, warm_l2,
+    wave_sharing,
 )
 from kerncast.trace import KINDS, SPACES
 
@@ -229,3 +230,11 @@ def test_the_copies_counted_are_those_the_times_protocol_cycles():
     from kerncast.measure._timing import TimingPolicy
 
     assert TimingPolicy().max_input_sets == INPUT_SETS
+
+
+@pytest.mark.parametrize("grid, n", [((7,), 5), ((7,), 7), ((5, 3), 11), ((5, 3), 15),
+                                     ((4, 3, 5), 29), ((4, 3, 5), 60), ((1, 9, 2), 13)])
+def test_sector_offsets_are_the_coordinates_times_the_shift_row(grid, n):
+    row = np.array([96, -4160, 1 << 20], np.int64)
+    want = (block_coords(np.arange(n), grid) @ row) >> 5
+    np.testing.assert_array_equal(sector_offsets(row, grid, n), want)

@@ -208,26 +208,44 @@ def _match(base: dict, other: dict) -> tuple[np.ndarray, np.ndarray]:
     return same, other["base"][pos] - base["base"]
 
 
-def _distinct(shifts: np.ndarray, coords: np.ndarray) -> np.ndarray:
-    """Distinct sector offsets over ``coords`` for each row of ``shifts`` (unique rows)."""
+def sector_offsets(row: np.ndarray, grid: tuple[int, ...], n: int) -> np.ndarray:
+    """``(block_coords(b) @ row) >> 5`` for the first ``n`` blocks ``b`` of ``grid``, in
+    block order: the sums of one term per dimension, broadcast over the grid's rows and
+    planes (no coordinates are built)."""
+    gx, gy, _ = (list(grid) + [1, 1, 1])[:3]
+    x = np.arange(min(gx, n), dtype=np.int64) * int(row[0])
+    rows = -(-n // gx)
+    if rows <= gy:
+        y = np.arange(rows, dtype=np.int64) * int(row[1])
+        return ((y[:, None] + x[None, :]).reshape(-1)[:n]) >> 5
+    y = np.arange(gy, dtype=np.int64) * int(row[1])
+    z = np.arange(-(-n // (gx * gy)), dtype=np.int64) * int(row[2])
+    return ((z[:, None, None] + y[None, :, None] + x[None, None, :]).reshape(-1)[:n]) >> 5
+
+
+def _distinct(shifts: np.ndarray, grid: tuple[int, ...], n: int) -> np.ndarray:
+    """Distinct sector offsets over the first ``n`` blocks of ``grid`` for each row of
+    ``shifts`` (unique rows)."""
     out = np.zeros(len(shifts), np.int64)
     for i, row in enumerate(shifts):
-        out[i] = np.unique((coords @ row) >> 5).size
+        out[i] = np.unique(sector_offsets(row, grid, n)).size
     return out
 
 
-def _fetches(shifts: np.ndarray, blocks: np.ndarray, coords: np.ndarray, reach: float) -> np.ndarray:
-    """For each row of ``shifts``: the share of ``blocks`` that fetch an instance's data
-    from DRAM: the first block to touch a sector, and every block whose previous toucher
-    of that sector ran more than ``reach`` blocks earlier (the data has left the L2)."""
+def _fetches(shifts: np.ndarray, grid: tuple[int, ...], n: int, reach: float) -> np.ndarray:
+    """For each row of ``shifts``: the share of the first ``n`` blocks of ``grid`` that
+    fetch an instance's data from DRAM: the first block to touch a sector, and every
+    block whose previous toucher of that sector ran more than ``reach`` blocks earlier
+    (the data has left the L2). A stable sort by sector keeps each sector's blocks in
+    launch order."""
     out = np.zeros(len(shifts))
     for i, row in enumerate(shifts):
-        offset = (coords @ row) >> 5
-        order = np.lexsort((blocks, offset))
-        off, blk = offset[order], blocks[order]
+        offset = sector_offsets(row, grid, n)
+        blk = np.argsort(offset, kind="stable")
+        off = offset[blk]
         first = np.r_[True, off[1:] != off[:-1]]
         gap = np.r_[0, np.diff(blk)]
-        out[i] = np.count_nonzero(first | (gap > reach)) / len(blocks)
+        out[i] = np.count_nonzero(first | (gap > reach)) / n
     return out
 
 
@@ -266,18 +284,16 @@ def wave_sharing(traces, grid: tuple[int, ...], probes: list[int], checks: list[
         present = np.isin(base["key"], other["key"])
         affine &= ~present | (same & (delta == predicted))
     shifts[~affine] = 0
-    wave_coords = block_coords(np.arange(min(wave, total_blocks)), grid)
-    grid_blocks = np.arange(total_blocks) if total_blocks <= 1 << 20 else \
-        np.arange(1 << 20)  # the first million blocks show the reuse pattern
-    grid_coords = block_coords(grid_blocks, grid)
+    wave_blocks = min(wave, total_blocks)
+    grid_blocks = min(total_blocks, 1 << 20)  # the first million blocks show the reuse pattern
     unique, inverse = np.unique(shifts, axis=0, return_inverse=True)
     inverse = inverse.reshape(-1)
-    wave_u = _distinct(unique, wave_coords)[inverse]
-    footprint = float((base["sectors"] * np.where(affine, wave_u, len(wave_coords))).sum()) * 32.0
+    wave_u = _distinct(unique, grid, wave_blocks)[inverse]
+    footprint = float((base["sectors"] * np.where(affine, wave_u, wave_blocks)).sum()) * 32.0
     # the L2 keeps the data of about this many blocks (each block's own footprint)
     per_block = max(float(base["sectors"].sum()) * 32.0, 32.0)
     reach = L2_USABLE * l2_bytes / per_block
-    share = _fetches(unique, grid_blocks, grid_coords, reach)[inverse]
+    share = _fetches(unique, grid, grid_blocks, reach)[inverse]
     fractions = np.where(affine, share, 1.0)
     scope = "grid" if footprint <= L2_USABLE * l2_bytes else "wave"
     return Sharing(base["key"], fractions, shifts, affine, tuple(grid), footprint, scope)
