@@ -31,8 +31,8 @@ the error per kernel; the same study from the H200 at 132 SMs as the base (every
 instance with an H200 base run with counters, power where that run has energy, in
 folds of its own); and (without --quick) the base-configuration study (one model per
 base SM count on the H100, from counters measured inside a green context at that SM
-count, size medium for every SM count and large where measured) and the cluster-count
-sweep.
+count, size medium for every SM count and large where measured; then the same on the
+H200, size large at 8, 16, 32 and 64 SMs) and the cluster-count sweep.
 
 Power is the average board power NVML measured over a loop of launches; the published
 model predicts its dynamic part (average minus the device's idle power, as published) and
@@ -235,15 +235,16 @@ def power_floor(frame: pd.DataFrame, usable: list[tuple]) -> dict[str, float]:
     return out | {"readings": len(errors["straight line"])}
 
 
-def base_study(data: Dataset, frame: pd.DataFrame, folds: list[list[str]]) -> pd.DataFrame:
-    """One model per base SM count on the H100, time only, every other configuration a target
-    (the main folds; a kernel they lack joins them in turn)."""
+def base_study(data: Dataset, frame: pd.DataFrame, folds: list[list[str]],
+               device: str = BASE[0]) -> pd.DataFrame:
+    """One model per base SM count on ``device``, time only, every other configuration a
+    target (the main folds; a kernel they lack joins them in turn)."""
     folds = [list(f) for f in folds]
     for i, kernel in enumerate(sorted(set(frame["kernel"]) - {k for f in folds for k in f})):
         folds[i % len(folds)].append(kernel)
     rows = []
     for sm in SM_AXIS:
-        d = Data(data, frame, (BASE[0], sm))
+        d = Data(data, frame, (device, sm))
         if len({u[0] for u in d.usable}) < 10:
             continue
         errors = pd.concat([
@@ -363,9 +364,11 @@ def main() -> None:
     print(f"\nfrom the H200 at 132 SMs as the base: {line}; mean absolute error, %:")
     print(table.to_string())
     if not args.quick:
-        print("\nbase-configuration study: one model per H100 base SM count (counters measured at "
-              "that SM count), time error % to every other configuration, held out by kernel:")
-        print(base_study(data, frame, folds).to_string())
+        for device, name in ((BASE[0], "H100"), ("h200", "H200")):
+            print(f"\nbase-configuration study: one model per {name} base SM count (counters "
+                  "measured at that SM count), time error % to every other configuration, held "
+                  "out by kernel:")
+            print(base_study(data, frame, folds, device).to_string())
         k_max = min(20, smallest_train // 3)
         print(f"\ncluster counts 2..{k_max} (at most a third of the {smallest_train} training "
               "kernels: a cluster needs a few members for the network to learn it), mean error %:")
