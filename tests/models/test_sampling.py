@@ -238,17 +238,25 @@ def test_live_fallback_measures_a_flagged_launch_whole():
     assert calls == [2, 3] and "warning" in kept.based_on
 
 
-def test_a_grid_whose_first_samples_exceed_the_budget_is_run_whole_without_samples():
+def _live(times: dict[int, float], waves: int = 16):
+    """A live ladder of the rungs of ``times`` (by ``k``; 0 is the whole grid of ``waves``
+    waves of 8 blocks on each of 132 SMs), a measure that serves each rung its time, and
+    the (k, L2 state) of every rung it measured."""
     wave = 8 * 132
-    times = {2: 2.0e-3, 3: 3.0e-3, 0: 16.0e-3}
     ladder = pd.DataFrame([{"k": k, "psat": 8, "sm_count": 132,
-                            "blocks_launched": (k or 16) * wave} for k in times])
-    calls = []
+                            "blocks_launched": (k or waves) * wave} for k in times])
+    calls: list[tuple[int, str]] = []
 
     def measure(i, state):
         calls.append((list(times)[i], state))
         return list(times.values())[i]
 
+    return ladder, measure, calls
+
+
+def test_a_grid_whose_first_samples_exceed_the_budget_is_run_whole_without_samples():
+    wave = 8 * 132
+    ladder, measure, calls = _live({2: 2.0e-3, 3: 3.0e-3, 0: 16.0e-3})
     # waves 2 and 3 are 5 of the grid's 16: more than a 10% budget, within a 40% one
     got = Sampling(budget=0.1).explain_live(ladder, 16 * wave, measure)
     assert calls == [(0, "warm")]
@@ -353,15 +361,8 @@ def test_paid_samples_are_taken_where_a_launch_has_them():
 
 def test_live_samples_are_paid_where_the_backend_can_time_the_write_back():
     wave = 8 * 132
-    times = {2: 5.1e-3, 3: 6.0e-3, 4: 6.05e-3, 0: 6.1e-3}  # flagged: the grid is run too
-    ladder = pd.DataFrame([{"k": k, "psat": 8, "sm_count": 132,
-                            "blocks_launched": (k or 16) * wave} for k in times])
-    calls = []
-
-    def measure(i, state):
-        calls.append((list(times)[i], state))
-        return list(times.values())[i]
-
+    # flagged: the grid is run too
+    ladder, measure, calls = _live({2: 5.1e-3, 3: 6.0e-3, 4: 6.05e-3, 0: 6.1e-3})
     Sampling(budget=0.32).explain_live(ladder, 16 * wave, measure, ("warm", "cold", "paid"))
     assert calls == [(2, "paid"), (3, "paid"), (0, "warm")]  # the grid as `times` runs it
     calls.clear()
