@@ -502,15 +502,22 @@ class Sampling(_SamplingBase):
         if len(partial) < 2:
             return _direct(ladder, blocks, fill) or (
                 self._line(fill(partial), blocks) if len(partial) else None)
-        partial = partial.reset_index(drop=True)
-        first = self._first_rungs(partial, blocks)["blocks_launched"].iloc[:2]
-        if first.sum() > self.budget * blocks and \
+        points = self._first_rungs(partial.reset_index(drop=True), blocks)
+        if points["blocks_launched"].iloc[:2].sum() > self.budget * blocks and \
                 (whole := _direct(ladder, blocks, fill)) is not None:
             return replace(whole, over_budget=True)
-        return self._walk(partial, blocks, fill, _checks(group))
+        return self._walk(points, blocks, fill, _checks(group))
 
     def _first_rungs(self, points: pd.DataFrame, blocks: int) -> pd.DataFrame:
-        """The ladder from the rung the walk starts at (:meth:`_walk`)."""
+        """The ladder from the rung the walk starts at: its second rung unless
+        ``first_wave``. A single wave pays alone for fetching the data every block
+        shares (a cold L2) and drains alone, so the step from one wave to two
+        understates the time per wave (matmul_naive on the H100: 123 ns per block from
+        one wave to two, 197 from two to three, 175-196 further up). On a grid so short
+        that the second and third rungs would cost more than half of it (under ten
+        waves), the ladder keeps its first rung: two rungs that cost three waves instead
+        of five, for the same line (arith_fp32 on the H100, 3.9 waves: 0.1% from one
+        wave to two)."""
         later = points[points["k"] > 1]
         if not self.first_wave and len(later) >= 2 and \
                 later["blocks_launched"].iloc[:2].sum() <= SHORT_GRID_SHARE * blocks:
@@ -519,24 +526,15 @@ class Sampling(_SamplingBase):
 
     def _walk(self, points: pd.DataFrame, blocks: int, fill=_measured,
               checks: pd.DataFrame | None = None) -> SampleFit:
-        """Take the two smallest rungs of the ladder of samples, then jump: the largest
+        """Take the two smallest rungs of the ladder of samples (``points``, from the
+        rung :meth:`_first_rungs` starts at), then jump: the largest
         rung that, with its partner at about half its blocks, the budget still pays for
         (costs as the current line predicts them; ``budget`` is a share of the predicted
         full time). The line goes through that pair, so each jump doubles the work the
         fit rests on without paying for every rung in between, and the partner's half
         step measures the time per block where the blocks still to come run (on the
         H100 the time per wave falls as samples grow past the launch ramp: reduce_tree
-        costs 1.8 µs per wave from two waves to three and 1.5 from twenty to forty).
-
-        The ladder starts at its second rung unless ``first_wave``: a single wave pays
-        alone for fetching the data every block shares (a cold L2) and drains alone, so
-        the step from one wave to two understates the time per wave (matmul_naive on
-        the H100: 123 ns per block from one wave to two, 197 from two to three, 175-196
-        further up). On a grid so short that the second and third rungs would cost more
-        than half of it (under ten waves), the ladder keeps its first rung: two rungs
-        that cost three waves instead of five, for the same line (arith_fp32 on the
-        H100, 3.9 waves: 0.1% from one wave to two)."""
-        points = self._first_rungs(points, blocks)
+        costs 1.8 µs per wave from two waves to three and 1.5 from twenty to forty)."""
         x = points["blocks_launched"].to_numpy(float)
         t = points["time_median_s"].to_numpy(float).copy()
 
