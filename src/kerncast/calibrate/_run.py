@@ -390,7 +390,28 @@ def _launch(b: _Bench, progress) -> dict[str, float]:
     out = {"empty_kernel_s": round(times[0], 9), "launch_overhead_s": round(intercept, 9),
            "per_block_s": slope}
     progress(f"launch: empty kernel {times[0] * 1e6:.2f} µs, {slope * 1e9:.3f} ns per block")
+    out.update(_turnaround(b, progress))
     return out
+
+
+#: spins of the turnaround probe (cycles) and its waves of blocks per SM slot
+TURNAROUND_SPINS, TURNAROUND_WAVES = (2_000, 4_000, 8_000, 16_000), 64
+
+
+def _turnaround(b: _Bench, progress) -> dict[str, float]:
+    """Cycles between a block's end and the start of the next one in its SM slot: blocks
+    that each take a quarter of an SM's shared memory spin for a set time over
+    ``TURNAROUND_WAVES`` waves of four per SM; the time per wave less the spin, from a
+    line fitted over the spins (its intercept)."""
+    sink = b.cp.zeros(1, dtype=b.cp.int32)
+    grid = b.sms * 4 * TURNAROUND_WAVES
+    times = [b.timed(lambda n=n: b.fn("spin_slot")((grid,), (32,), (np.int64(n), sink)), reps=5)
+             for n in TURNAROUND_SPINS]
+    intercept, slope = fit_line(list(TURNAROUND_SPINS),
+                                [t * b.clock_hz / TURNAROUND_WAVES for t in times])
+    progress(f"launch: {intercept:.0f} cycles from a block's end to the next block's start "
+             f"in its slot ({slope:.3f} cycles per spun cycle)")
+    return {"block_turnaround_cycles": round(intercept, 1), "turnaround_slope": round(slope, 4)}
 
 
 def _provenance(b: _Bench) -> dict:
@@ -408,26 +429,31 @@ def _provenance(b: _Bench) -> dict:
 
 
 #: the parts of a calibration that can be measured again alone
-PARTS = ("atomics", "access")
+PARTS = ("atomics", "access", "launch")
 
 
 def update_part(calibration: Calibration, device: Device, part: str,
                 progress: Callable[[str], None] = print) -> Calibration:
     """``calibration`` with one part measured again on GPU 0 and the rest kept; the
     provenance records the update. ``atomics``: the atomic rates, latency and the
-    random-address curve; ``access``: the scattered store and L1 gather curves."""
+    random-address curve; ``access``: the scattered store and L1 gather curves;
+    ``launch``: the launch overhead, the block dispatch rate and a slot's turnaround."""
     if part not in PARTS:
         raise ValueError(f"unknown calibration part {part!r}; parts: {', '.join(PARTS)}")
     bench = _Bench(device)
     curves, memory = dict(calibration.curves), dict(calibration.memory)
+    launch = dict(calibration.launch)
     if part == "atomics":
         curves.update(_atomic_curve(bench, progress))
         memory.update(_atomics(bench, progress))
+    elif part == "launch":
+        launch.update(_launch(bench, progress))
     else:
         curves.update(_access_curves(bench, progress))
     provenance = {**calibration.provenance,
                   f"{part}_updated": {**_provenance(bench), "part": part}}
-    return replace(calibration, memory=memory, curves=curves, provenance=provenance)
+    return replace(calibration, memory=memory, curves=curves, launch=launch,
+                   provenance=provenance)
 
 
 def run_calibration(device: Device, progress: Callable[[str], None] = print) -> Calibration:

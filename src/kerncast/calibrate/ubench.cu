@@ -278,6 +278,18 @@ extern "C" __global__ void barrier_loop(int iters, long long* cycles, float* sin
 
 extern "C" __global__ void empty_kernel() {}
 
+// A block that holds its SM's shared memory a quarter at a time (so that four blocks at
+// most are resident on one SM) and spins for `cycles`: over many waves, a slot's period
+// is the spin plus the time between one block's end and the next one's start there.
+extern "C" __global__ void spin_slot(long long cycles, int* sink) {
+  __shared__ int hold[12 * 1024];
+  long long t0 = clock64();
+  hold[threadIdx.x] = (int)t0;
+  while (clock64() - t0 < cycles) {
+  }
+  if (hold[threadIdx.x ^ 1] == 12345 && threadIdx.x == 0) sink[0] = 1;
+}
+
 // Spin for `cycles` clock cycles: queued ahead of a timed launch so that the host's
 // launch gaps fall outside the timed interval.
 extern "C" __global__ void spin(long long cycles) {

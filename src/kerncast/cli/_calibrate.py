@@ -23,7 +23,8 @@ def calibrate_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print the calibration as JSON.")] = False,
     only: Annotated[str | None, typer.Option(
         help="Measure one part again and keep the rest of the device's calibration: "
-             "'atomics' or 'access' (scattered stores and L1 gathers).")] = None,
+             "'atomics', 'access' (scattered stores and L1 gathers) or 'launch' (launch "
+             "overhead, block dispatch rate, a block slot's turnaround).")] = None,
 ) -> None:
     """Run the calibration micro-benchmarks on GPU 0 (needs CuPy and an NVIDIA GPU).
 
