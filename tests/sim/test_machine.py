@@ -66,6 +66,23 @@ def test_launch_cost_is_fixed_plus_per_block(h100):
     assert h100.dispatch_seconds(2000) == pytest.approx(2 * h100.dispatch_seconds(1000))
 
 
+def test_a_blocks_turnaround_comes_from_a_calibration_of_the_same_architecture(h100):
+    h200 = machine_for("h200")
+    own, source = h200.block_turnaround()
+    assert source == "h200" and 100 < own < 5000  # measured: hundreds of cycles
+    assert "block_turnaround_cycles" not in h100.calibration.launch
+    assert h100.block_turnaround() == (own, "h200")  # Hopper's, borrowed
+    ampere = machine_for("a100-80gb")
+    assert ampere.block_turnaround() == (0.0, None)  # no Ampere calibration has one
+
+
+def test_dram_rates_are_the_calibrated_read_write_and_copy_streams(h100):
+    read, write, copy = h100.dram_rates()
+    assert read * h100.clock_hz / 1e9 == pytest.approx(h100.mem("dram_read_gbs", 0.0))
+    assert write * h100.clock_hz / 1e9 == pytest.approx(h100.mem("dram_write_gbs", 0.0))
+    assert copy * h100.clock_hz / 1e9 == pytest.approx(h100.mem("dram_copy_gbs", 0.0))
+
+
 def test_h200_has_more_dram_bandwidth_and_the_same_sm(h100):
     h200 = machine_for("h200")
     assert h200.dram_bytes_per_cycle() > 1.2 * h100.dram_bytes_per_cycle()

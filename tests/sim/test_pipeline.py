@@ -205,10 +205,31 @@ def test_streaming_loads_run_at_this_sms_share_of_dram_bandwidth(machine):
     costs, streams, table = _streaming_costs(warps, loads)
     result = _run(machine, streams, table, costs, active=132)
     nbytes = warps * loads * 128
-    per_sm = min(machine.dram_bytes_per_cycle() / 132, machine.sm_dram_bytes_per_cycle())
+    read = machine.dram_rates()[0]  # loads alone move at the calibrated read rate
+    per_sm = min(read / 132, machine.sm_dram_bytes_per_cycle())
     assert result.dram_bytes == pytest.approx(nbytes)
     assert result.cycles >= nbytes / per_sm * (1 - 1e-9)
     assert result.cycles == pytest.approx(nbytes / per_sm, rel=0.1)
+
+
+def test_an_even_mix_of_dram_reads_and_writes_runs_at_the_copy_rate(machine):
+    warps, pairs = 64, 20
+    table = [_mem(dsts=(0,)), _mem(srcs=(1,))]
+    costs = {}
+    for w in range(warps):
+        for i in range(pairs):
+            first = (w * pairs + i) * 8
+            costs[(w, 0, 0 + 2 * i)] = RequestCost(LOAD, GLOBAL, tuple(range(first, first + 4)),
+                                                   1, 1, 1.0)
+            costs[(w, 0, 1 + 2 * i)] = RequestCost(STORE, GLOBAL,
+                                                   tuple(range(first + 4, first + 8)), 1, 1, 1.0)
+    table = [table[i % 2] for i in range(2 * pairs)]
+    result = _run(machine, [list(range(2 * pairs))] * warps, table, costs, active=132)
+    read, write, copy = machine.dram_rates()
+    assert copy < min(read, write)  # the H100's calibration: turnarounds cost
+    nbytes = warps * pairs * 256
+    assert result.dram_bytes == pytest.approx(nbytes)
+    assert result.cycles == pytest.approx(nbytes / (copy / 132), rel=0.05)
 
 
 def test_fewer_active_sms_leave_each_more_bandwidth(machine):
@@ -253,7 +274,8 @@ def test_stores_do_not_stall_the_warp_but_their_bytes_take_time(machine):
              for w in range(warps) for i in range(stores)}
     result = _run(machine, [list(range(stores))] * warps, table, costs)
     nbytes = warps * stores * 128
-    per_sm = min(machine.dram_bytes_per_cycle() / 132, machine.sm_dram_bytes_per_cycle())
+    write = machine.dram_rates()[1]  # stores alone move at the calibrated write rate
+    per_sm = min(write / 132, machine.sm_dram_bytes_per_cycle())
     assert result.dram_bytes == pytest.approx(nbytes)
     assert result.cycles >= nbytes / per_sm * (1 - 1e-9)
     # a single store issues and the warp moves on: no memory latency on the chain
@@ -549,3 +571,60 @@ def test_divergent_constant_loads_are_replayed_per_address(machine):
     copy = emulate_corpus("copy_vector", "small").trace
     plain, _, _ = build_table(copy.program, machine)
     assert constant_replays(plain, copy) is plain
+
+
+# -- rounds that follow each other ----------------------------------------------------------
+
+class _Apart:
+    """L2 sharing in which every block's data is its own."""
+
+    warm = False
+
+    def shift(self, instance, block: int, origin: int) -> int:
+        return (block - origin) << 20
+
+
+def _load_then_reduce(machine, loads: int, chain: int):
+    """A one-warp block that loads ``loads`` lines from DRAM, then adds them in a
+    dependent chain of ``chain`` instructions: its memory and arithmetic phases."""
+    table = [_mem(dsts=(i,)) for i in range(loads)]
+    table += [_alu(machine, srcs=(k % loads, loads), dsts=(loads,)) for k in range(chain)]
+    costs = {(w, 0, i): RequestCost(LOAD, GLOBAL, tuple(range((w * loads + i) * 4,
+                                                              (w * loads + i) * 4 + 4)),
+                                    4, 1, 1.0, instance=(0, i, 0))
+             for w in range(8) for i in range(loads)}
+    return table, costs
+
+
+def test_blocks_that_follow_each_other_overlap_one_phase_with_anothers(machine):
+    table, costs = _load_then_reduce(machine, loads=16, chain=120)
+    streams = [list(range(len(table)))] * 8
+    kw = dict(active=132, stands_for=[(b, b) for b in range(8)], source=list(range(8)),
+              sharing=_Apart())
+    lockstep = _run(machine, streams, table, costs, **kw)
+    steady = _run(machine, streams, table, costs, generations=4, wave=8 * 132, **kw)
+    # one block's chain runs while the next one's loads are in flight ...
+    assert steady.cycles < 0.9 * lockstep.cycles
+    # ... but no round moves its bytes faster than this SM's share of the DRAM, nor
+    # starts its blocks sooner than the block scheduler's turnaround allows
+    read = machine.dram_rates()[0]
+    assert steady.cycles >= lockstep.dram_bytes / min(read / 132,
+                                                      machine.sm_dram_bytes_per_cycle())
+    assert steady.cycles >= 120 * machine.latency["fp32"] + machine.block_turnaround()[0]
+    assert steady.dram_bytes == pytest.approx(lockstep.dram_bytes)  # per round
+    assert lockstep.lead == 0.0
+
+
+def test_a_short_blocks_slot_is_idle_for_the_turnaround_between_blocks(machine):
+    turnaround = machine.block_turnaround()[0]
+    assert turnaround > 0
+    chain = 200
+    table = [_alu(machine, srcs=(0,), dsts=(0,))]
+    streams = [[0] * chain]
+    steady = _run(machine, streams, table, stands_for=[(0, 0)], source=[0], sharing=_Apart(),
+                  generations=4, wave=132)
+    assert steady.cycles == pytest.approx(chain * machine.latency["fp32"] + turnaround,
+                                          rel=0.02)
+    # the first round starts at once: four rounds take the simulated time of four
+    assert 4 * steady.cycles + steady.lead == pytest.approx(
+        4 * chain * machine.latency["fp32"] + 3 * turnaround, rel=0.02)

@@ -11,8 +11,10 @@ and says so in ``adapted_from``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -25,6 +27,8 @@ __all__ = ["PIPES", "Machine", "machine_for"]
 
 # Execution pipes of a scheduler (sub-partition). Memory instructions go through the
 # SM-wide load/store path (``lsu``), modelled separately.
+#: the calibration's cycles from a block's end to the next block's start in its slot
+TURNAROUND = "block_turnaround_cycles"
 PIPES = ("alu", "fma", "fp64", "sfu", "cvt", "ctrl", "lsu")
 
 # Instruction class -> (pipe, calibration key for throughput and latency).
@@ -117,6 +121,14 @@ class Machine:
             self.mem("dram_copy_gbs", 0.0) or 0.85 * self.device.memory.peak_bandwidth_gbs
         return gbs * 1e9 / self.clock_hz
 
+    def dram_rates(self) -> tuple[float, float, float]:
+        """Achieved DRAM bandwidth of the whole GPU for reads alone, writes alone and an
+        even copy (bytes per SM clock); each the mean rate where not calibrated."""
+        mean = self.dram_bytes_per_cycle()
+        per = 1e9 / self.clock_hz
+        return tuple(self.mem(key, 0.0) * per or mean  # type: ignore[return-value]
+                     for key in ("dram_read_gbs", "dram_write_gbs", "dram_copy_gbs"))
+
     def l1_fill_bytes_per_cycle(self) -> float:
         """The most an SM can take from the L2 per cycle (one 64-byte fill per cycle)."""
         return SM_L2_BYTES_PER_CYCLE
@@ -180,6 +192,16 @@ class Machine:
         bound that overlaps with execution (measured with empty blocks)."""
         return float(self.calibration.launch.get("per_block_s", 0.0)) * blocks
 
+    def block_turnaround(self) -> tuple[float, str | None]:
+        """(cycles from a block's end to the start of the next block in its SM slot, the
+        calibration they come from): this device's, else a calibrated device's of the
+        same architecture (the SM's block launch belongs to the architecture); (0, None)
+        where neither has it."""
+        own = self.calibration.launch.get(TURNAROUND)
+        if own:
+            return float(own), self.calibration.device
+        return _borrowed_turnaround(self.device.key, self.device.architecture)
+
     def launch_seconds(self, blocks: int) -> float:
         return self.launch_fixed_seconds() + self.dispatch_seconds(blocks)
 
@@ -229,6 +251,20 @@ def _same_architecture_curve(key: str, architecture: str,
                              name: str) -> tuple[list | None, str | None]:
     """(the curve ``name``, the device whose calibration has it) from another shipped
     calibration of ``architecture``; (None, None) where none has it."""
+    return _same_architecture(key, architecture, lambda other: other.curves.get(name))
+
+
+@lru_cache(maxsize=None)
+def _borrowed_turnaround(key: str, architecture: str) -> tuple[float, str | None]:
+    found, source = _same_architecture(key, architecture,
+                                       lambda other: other.launch.get(TURNAROUND))
+    return (float(found), source) if found else (0.0, None)
+
+
+def _same_architecture(key: str, architecture: str,
+                       pick: Callable[[Calibration], Any]) -> tuple[Any, str | None]:
+    """(what ``pick`` finds in another shipped calibration of ``architecture``, the
+    device whose calibration it is); (None, None) where it finds nothing in any."""
     for path in sorted(CALIBRATION_DIR.glob("*.json")):
         if path.stem == key:
             continue
@@ -237,9 +273,9 @@ def _same_architecture_curve(key: str, architecture: str,
         except Exception:  # noqa: BLE001 (a calibration of a device without a spec)
             continue
         if other.architecture == architecture:
-            curve = load_calibration(path.stem).curves.get(name)
-            if curve:
-                return curve, path.stem
+            found = pick(load_calibration(path.stem))
+            if found:
+                return found, path.stem
     return None, None
 
 

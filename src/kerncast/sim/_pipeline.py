@@ -99,6 +99,10 @@ class RoundResult:
     #: per simulated warp, its steady pace (cycles per instruction, between a quarter and
     #: three quarters of its stream), where it issued enough to tell
     pace: dict[int, float] = field(default_factory=dict)
+    #: cycles the first rounds of a launch take beyond ``cycles`` each (their start and
+    #: drain), where rounds were simulated following each other; ``cycles`` is then the
+    #: steady time of one round
+    lead: float = 0.0
 
 
 def _registers(item) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -383,6 +387,27 @@ class _Bandwidth:
         return self.free - now
 
 
+class _Dram(_Bandwidth):
+    """The SM's share of DRAM: reads and writes each at their calibrated rate, and the
+    turnarounds between them at the cost that makes an even mix run at the calibrated
+    copy rate (charged by the mix of the bytes moved so far)."""
+
+    __slots__ = ("read", "write", "turn", "written")
+
+    def __init__(self, read: float, write: float, copy: float):
+        super().__init__(read)
+        self.read, self.write = 1.0 / read, 1.0 / write
+        self.turn = max(0.0, 1.0 / copy - 0.5 * (self.read + self.write))
+        self.written = 0.0
+
+    def transfer(self, now: float, nbytes: float, store: bool = False) -> float:
+        if store:
+            self.written += nbytes
+        f = self.written / (self.bytes + nbytes)
+        self.per_byte = (1 - f) * self.read + f * self.write + 4 * f * (1 - f) * self.turn
+        return super().transfer(now, nbytes)
+
+
 #: lines from which a store whose every sector lies in its own line is a scatter (the
 #: calibration's scattered stores span 4 to 32 lines)
 SCATTERED = 4
@@ -409,49 +434,71 @@ class _Sim:
 
     def __init__(self, table, nregs, streams, costs, machine: Machine, active_sms: int,
                  warps_per_block: int, caches: SMCaches, source: list[int] | None = None,
-                 stands_for: list[tuple[int, int]] | None = None, sharing=None):
+                 stands_for: list[tuple[int, int]] | None = None, sharing=None,
+                 generations: int = 1, wave: int = 0):
         self.table, self.costs, self.m = table, costs, machine
         self.caches = caches
-        self.source = source or list(range(len(streams)))
+        one = len(streams)
+        source = source or list(range(one))
         # (the block each warp stands for, the traced block its stream comes from): a
         # replica moves its global addresses by the block-to-block shift of every instance
-        self.stands_for = stands_for or [(0, 0)] * len(streams)
+        stands_for = stands_for or [(0, 0)] * one
+        # generation g of the round's blocks: the blocks that take their SM's slots next,
+        # each as its predecessor in the slot ends (``wave`` blocks later in the grid)
+        self.generations, self.round_warps = generations, one
+        self.streams = list(streams) * generations
+        self.source = list(source) * generations
+        self.stands_for = [(block + g * wave, origin) for g in range(generations)
+                           for block, origin in stands_for]
         self.sharing = sharing
         self._shifts: dict[tuple, int] = {}
-        self.streams = streams
-        n = len(streams)
+        n = len(self.streams)
         self.pos = [0] * n
         self.ready = [[0.0] * nregs for _ in range(n)]
         sched = machine.schedulers
-        self.sched_of = [i % sched for i in range(n)]
+        self.sched_of = [(i % one) % sched for i in range(n)]
         self.sched_free = [0.0] * sched
         self.pipe_free = [[0.0] * len(PIPES) for _ in range(sched)]
         self.busy = [0.0] * len(PIPES)
         self.lsu_free = 0.0
         share = 1.0 / max(active_sms, 1)
         per_sm = machine.l1_fill_bytes_per_cycle()
-        self.dram = _Bandwidth(min(machine.dram_bytes_per_cycle() * share,
-                                   machine.sm_dram_bytes_per_cycle()))
+        cap = machine.sm_dram_bytes_per_cycle()
+        read, write, copy = (min(rate * share, cap) for rate in machine.dram_rates())
+        self.dram = _Dram(read, write, copy)
         self.l2 = _Bandwidth(min(machine.l2_bytes_per_cycle() * share, per_sm))
         self.warps_per_block = warps_per_block
-        self.block_of = [w // warps_per_block for w in range(n)]
+        self.next_in_slot = -(-one // warps_per_block)  # blocks of one generation
+        self.block_of = [w // one * self.next_in_slot + w % one // warps_per_block
+                         for w in range(n)]
         self.waiting: dict[int, list[tuple[int, float]]] = {}
         self.live = {}
-        for b in self.block_of:
+        self.warps_of: dict[int, list[int]] = {}
+        for w, b in enumerate(self.block_of):
             self.live[b] = self.live.get(b, 0) + 1
+            self.warps_of.setdefault(b, []).append(w)
         self.finish = [0.0] * n
+        self.dispatch_free = 0.0
+        self.dispatch_gap = machine.dispatch_seconds(1) * machine.clock_hz * max(active_sms, 1)
+        self.turnaround = machine.block_turnaround()[0] if generations > 1 else 0.0
         # issue times at a quarter and three quarters of each warp's stream: its pace
         # in steady state, past start-up latencies and before the drain
-        self.marks = [(len(p) // 4, (3 * len(p)) // 4) for p, _ in streams]
-        self.marked = [[0.0, 0.0] for _ in streams]
+        self.marks = [(len(p) // 4, (3 * len(p)) // 4) for p, _ in self.streams]
+        self.marked = [[0.0, 0.0] for _ in self.streams]
         # the same for the whole SM: its pace when warps compete for the same pipes
-        total = sum(len(p) for p, _ in streams)
+        total = sum(len(p) for p, _ in self.streams)
         self.issued, self.sm_marks, self.sm_marked = 0, (total // 4, (3 * total) // 4), [0.0, 0.0]
         self.barrier_wait = 0.0
         self.bar_cost = machine.barrier_cycles(warps_per_block)
         self.lat = (machine.l1_latency, machine.l2_latency, machine.dram_latency,
                     machine.shared_latency, machine.atomic_latency)
         self.store_rates = machine.partial_store_rates()
+
+    def generation_ends(self) -> list[float]:
+        """The cycle the last warp of each generation ends."""
+        one = self.round_warps
+        return [max(self.finish[g * one:(g + 1) * one], default=0.0)
+                for g in range(self.generations)]
 
     def memory(self, w: int, pc: int, step: int, now: float) -> tuple[float, float]:
         """(latency seen by the warp, cycles the load/store path is held)."""
@@ -488,7 +535,7 @@ class _Sim:
             below, to_dram = self.caches.store(sectors, cost.share)
             self.l2.transfer(now, 32.0 * below * traffic)
             if to_dram:
-                self.dram.transfer(now, 32.0 * to_dram)
+                self.dram.transfer(now, 32.0 * to_dram, True)
             return 1.0, hold
         ready, below, to_dram = self.caches.load(sectors, cost.share, now, (l1, l2, dram))
         delay = 0.0
@@ -501,7 +548,7 @@ class _Sim:
     def run(self) -> float:
         """Issue every warp's stream; return the cycle the round ends."""
         heaps: list[list[tuple[float, int]]] = [[] for _ in self.sched_free]
-        for w in range(len(self.streams)):
+        for w in range(self.round_warps):
             heaps[self.sched_of[w]].append((0.0, w))
         for h in heaps:
             heapq.heapify(h)
@@ -649,6 +696,13 @@ class _Sim:
         self.finish[w] = max(t, max(self.ready[w], default=0.0))
         b = self.block_of[w]
         self.live[b] -= 1
+        if not self.live[b] and b + self.next_in_slot in self.warps_of:
+            # the slot's next block starts the calibrated turnaround later, once the block
+            # scheduler gets to it (one block every ``dispatch_gap`` cycles on this SM)
+            start = max(t + self.turnaround, self.dispatch_free)
+            self.dispatch_free = start + self.dispatch_gap
+            for v in self.warps_of[b + self.next_in_slot]:
+                self._push(v, start)
         if self.waiting.get(b) and len(self.waiting[b]) >= self.live[b]:
             self._release(b)
 
@@ -697,28 +751,48 @@ def simulate_round(streams: list[tuple[np.ndarray, np.ndarray]], table: list[Op]
                    costs: dict, machine: Machine, *, active_sms: int, warps_per_block: int,
                    l1_bytes: int, l2_share_bytes: int, source: list[int] | None = None,
                    stands_for: list[tuple[int, int]] | None = None, sharing=None,
-                   budget: int = DEFAULT_BUDGET, sampled: tuple[list, float] | None = None
-                   ) -> RoundResult:
+                   budget: int = DEFAULT_BUDGET, sampled: tuple[list, float] | None = None,
+                   generations: int = 1, wave: int = 0) -> RoundResult:
     """Simulate one SM's round: per warp, the pcs it issued and the step of each.
 
     ``source[w]`` names the traced warp whose memory requests warp ``w`` makes (warps
     of replicated blocks share their original's requests). ``sampled`` is what
-    :func:`sample_streams` gave for these streams and ``budget``, if already known."""
+    :func:`sample_streams` gave for these streams and ``budget``, if already known.
+
+    With ``generations`` above one (streams simulated whole only), each block's slot
+    takes the round's block ``wave`` blocks later in the grid as soon as it ends, that
+    many times: blocks then drift apart as they do over a launch of many waves, one's
+    barrier tree overlapping another's loads, and the result's ``cycles`` is the steady
+    time of a round (the mean spacing of the generations' ends) and ``lead`` what the
+    first rounds take beyond it."""
     cut, scale = sampled or sample_streams(streams, budget)
+    generations = generations if scale == 1.0 and sharing is not None else 1
     caches = SMCaches(l1_bytes, l2_share_bytes, warm=bool(sharing is not None and sharing.warm))
     sim = _Sim(table, nregs, cut, costs, machine, active_sms, warps_per_block, caches, source,
-               stands_for, sharing)
+               stands_for, sharing, generations, wave)
     cycles = sim.run()
     pace = _paces(sim)
+    lead = 0.0
+    if generations > 1:
+        ends = sim.generation_ends()
+        # past the first generation, which all blocks start at once
+        first = 1 if generations > 2 else 0
+        cycles = (ends[-1] - ends[first]) / (generations - 1 - first)
+        # no faster than the busiest memory path moves a round's bytes (the last
+        # generation's stores drain after its warps end)
+        cycles = max(cycles, max(sim.dram.busy, sim.l2.busy, sim.busy[_LSU]) / generations)
+        lead = max(ends[-1], sim.dram.free, sim.l2.free) - generations * cycles
+        pace = {w: p for w, p in pace.items() if w < sim.round_warps}
     if scale > 1.0:
         cycles = _extrapolate(sim, pace, streams, cut, scale, cycles)
-    busy = {name: sim.busy[i] * scale / machine.schedulers if name != "lsu" else sim.busy[i] * scale
+    per = scale / generations
+    busy = {name: sim.busy[i] * per / machine.schedulers if name != "lsu" else sim.busy[i] * per
             for i, name in enumerate(PIPES)}
     return RoundResult(cycles=cycles, instructions=sum(len(p) for p, _ in streams), scale=scale,
-                       busy=busy, barrier_wait=sim.barrier_wait * scale,
-                       dram_bytes=sim.dram.bytes * scale, l2_bytes=sim.l2.bytes * scale,
-                       caches={k: v * scale for k, v in sim.caches.stats.items()},
-                       pace=pace)
+                       busy=busy, barrier_wait=sim.barrier_wait * per,
+                       dram_bytes=sim.dram.bytes * per, l2_bytes=sim.l2.bytes * per,
+                       caches={k: v * per for k, v in sim.caches.stats.items()},
+                       pace=pace, lead=lead)
 
 
 def _paces(sim: _Sim) -> dict[int, float]:

@@ -20,7 +20,11 @@
 3. cost every memory request (bank conflicts, sectors, the share of DRAM fetches from
    :mod:`kerncast.sim._sharing`) and simulate the round on the warp pipeline (L1 and
    L2 modelled in issue order). Long rounds are traced and simulated over a prefix of
-   every warp and extrapolated;
+   every warp and extrapolated. A round simulated whole is followed by up to
+   :data:`GENERATIONS` more (as the budget allows, and the launch has waves), each
+   block's slot taking the next block when it ends (after the calibrated turnaround
+   and the block scheduler's rate): blocks drift apart as over a launch of many waves,
+   and the round time is the steady spacing of the rounds' ends;
 4. scale to the grid: ``full waves x round time + tail-wave time``, bounded below by
    the block scheduler's dispatch rate, by the L2's atomic units and by the grid's
    longest data-dependent loop (:mod:`kerncast.sim._straggler`: a thread that walks
@@ -325,6 +329,11 @@ def _chain_order(pcs, steps, starts, ends, offsets, seg_starts, seg_ends, seq) -
     pcs[at + np.arange(len(seq))] = seq
 
 
+#: rounds of blocks simulated following each other, where a launch has that many waves
+#: and the instruction budget holds them (the steady spacing is taken past the first)
+GENERATIONS = 4
+
+
 def _round_streams(trace, blocks: list[int], sources: list[int], orders,
                    by_warp: dict | None = None) -> _Round:
     wpb = trace.warps_per_block
@@ -349,13 +358,15 @@ def _round_streams(trace, blocks: list[int], sources: list[int], orders,
 
 
 def _simulate(rnd: _Round, trace, table, nregs, machine, dev: Device, blocks_in_round: int,
-              shared_per_block: int, active: int, sharing, costs) -> RoundResult:
+              shared_per_block: int, active: int, sharing, costs, generations: int = 1,
+              wave: int = 0) -> RoundResult:
     result = simulate_round(
         rnd.streams, table, nregs, costs, machine, active_sms=active,
         warps_per_block=trace.warps_per_block,
         l1_bytes=_l1_bytes(dev, shared_per_block * blocks_in_round),
         l2_share_bytes=int(dev.memory.l2_kib * 1024 / max(active, 1)),
-        source=rnd.source, stands_for=rnd.stands_for, sharing=sharing, sampled=rnd.sampled)
+        source=rnd.source, stands_for=rnd.stands_for, sharing=sharing, sampled=rnd.sampled,
+        generations=generations, wave=wave)
     if rnd.traced and rnd.total > rnd.traced:
         factor = rnd.total / rnd.traced
         result.cycles *= factor
@@ -363,6 +374,7 @@ def _simulate(rnd: _Round, trace, table, nregs, machine, dev: Device, blocks_in_
         result.dram_bytes *= factor
         result.l2_bytes *= factor
         result.barrier_wait *= factor
+        result.lead *= factor
         result.busy = {k: v * factor for k, v in result.busy.items()}
     result.instructions = rnd.total
     return result
@@ -597,8 +609,8 @@ def _predict_launch(kernel: Kernel, launch: Launch, device: str | Device, jobs: 
     table = constant_replays(table, trace)
     progress(f"simulating one round of {per_sm} block{'s' * (per_sm != 1)} per SM")
     full = _simulate(rnd, trace, table, nregs, machine, dev, per_sm, shared, active, sharing,
-                     costs)
-    cycles = waves * full.cycles
+                     costs, max(1, min(GENERATIONS, waves, budget // max(rnd.total, 1))), wave)
+    cycles = waves * full.cycles + full.lead
     if rest:
         cycles += full.cycles if tail is None else _simulate(
             tail, trace, table, nregs, machine, dev, tail_per_sm, shared, min(n_sm, rest),
