@@ -29,10 +29,16 @@ Event-driven, as the static-analysis seed's pipeline, extended for Hopper-class 
   to the L1, the L2 or DRAM (see
   ``_memory``): their latency is the calibrated hit latency of the farthest level
   they reach, plus the queueing delay of this SM's fair share of the L2 and DRAM
-  bandwidth (the GPU's achieved bandwidth divided among the SMs in use); stores and
-  reductions do not stall the warp but take their bandwidth;
+  bandwidth (the GPU's achieved bandwidth divided among the SMs in use; DRAM reads and
+  writes at their calibrated rates, an even mix of them at the calibrated copy rate);
+  stores and reductions do not stall the warp but take their bandwidth;
 * ``bar.sync`` holds a block's warps until all its live warps have arrived, then
   releases them after the calibrated barrier cost.
+
+A round simulated whole can be followed by more (``generations``): each block's slot
+takes the next block as it ends, after the calibrated turnaround and at the block
+scheduler's rate, so that blocks drift apart as over a launch of many waves; the round's
+time is then the steady spacing of the rounds' ends.
 
 Long streams are simulated over a sample of every warp (the same fraction for all, in
 evenly spaced windows so that density changing along a stream is seen) and
@@ -763,8 +769,8 @@ def simulate_round(streams: list[tuple[np.ndarray, np.ndarray]], table: list[Op]
     takes the round's block ``wave`` blocks later in the grid as soon as it ends, that
     many times: blocks then drift apart as they do over a launch of many waves, one's
     barrier tree overlapping another's loads, and the result's ``cycles`` is the steady
-    time of a round (the mean spacing of the generations' ends) and ``lead`` what the
-    first rounds take beyond it."""
+    time of a round (the mean spacing of the generations' ends past the first) and
+    ``lead`` what the first rounds take beyond it."""
     cut, scale = sampled or sample_streams(streams, budget)
     generations = generations if scale == 1.0 and sharing is not None else 1
     caches = SMCaches(l1_bytes, l2_share_bytes, warm=bool(sharing is not None and sharing.warm))
