@@ -67,6 +67,16 @@ def _execute(result, device: str = H100) -> float:
 
 # -- memory-bound ------------------------------------------------------------------------
 
+def test_a_launch_of_many_waves_simulates_rounds_that_follow_each_other():
+    many = predict_launch(*_copy(1 << 24), H100).based_on
+    assert many["waves"] > 4 and many["rounds_simulated"] == 4
+    # the H100's calibration has no turnaround of its own: the H200's, as Hopper's
+    assert many["block_turnaround"] == {"cycles": pytest.approx(489.5), "calibration": "h200"}
+    one = predict_launch(*_copy(1 << 20), H100).based_on
+    assert one["waves"] == 1 and one["rounds_simulated"] == 1
+    assert one["block_turnaround"] is None
+
+
 def test_a_streaming_copy_approaches_bytes_over_dram_bandwidth():
     ratios = []
     for n in (1 << 20, 1 << 24, 1 << 26):

@@ -109,6 +109,9 @@ class RoundResult:
     #: drain), where rounds were simulated following each other; ``cycles`` is then the
     #: steady time of one round
     lead: float = 0.0
+    #: rounds simulated one after the other in each block slot (1: one round, all of its
+    #: blocks starting at once)
+    generations: int = 1
 
 
 def _registers(item) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -798,7 +801,7 @@ def simulate_round(streams: list[tuple[np.ndarray, np.ndarray]], table: list[Op]
                        busy=busy, barrier_wait=sim.barrier_wait * per,
                        dram_bytes=sim.dram.bytes * per, l2_bytes=sim.l2.bytes * per,
                        caches={k: v * per for k, v in sim.caches.stats.items()},
-                       pace=pace, lead=lead)
+                       pace=pace, lead=lead, generations=generations)
 
 
 def _paces(sim: _Sim) -> dict[int, float]:

@@ -634,6 +634,7 @@ def _predict_launch(kernel: Kernel, launch: Launch, device: str | Device, jobs: 
         "shared_bytes": shared, "blocks_per_sm": psat, "limiting": occ.limiting,
         "sm_count": n_sm, "blocks": blocks, "waves": waves + (1 if rest else 0),
         "round_blocks": per_sm, "round_warps": len(rnd.streams), "round_cycles": full.cycles,
+        "rounds_simulated": full.generations, "block_turnaround": _turnaround(machine, full),
         "round_instructions": full.instructions, "extrapolated": full.scale,
         "emulated_blocks": len(emulated) + len(probes), "data_dependent": dependent,
         "short_blocks": uneven, "inputs": inputs,
@@ -650,6 +651,15 @@ def _predict_launch(kernel: Kernel, launch: Launch, device: str | Device, jobs: 
         "work": _launch_work(trace, full, cycles, blocks / len(emulated), active),
         "fixes": sorted(fixes), "seconds_to_predict": time.perf_counter() - started,
     })
+
+
+def _turnaround(machine: Machine, full: RoundResult) -> dict | None:
+    """The block turnaround the rounds that followed each other waited for, and whose
+    calibration it comes from; None where one round was simulated."""
+    if full.generations < 2:
+        return None
+    cycles, source = machine.block_turnaround()
+    return {"cycles": cycles, "calibration": source}
 
 
 def _launch_work(trace, full: RoundResult, cycles: float, per_emulated: float,
