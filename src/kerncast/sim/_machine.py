@@ -25,10 +25,11 @@ from kerncast.ptx import InstrClass
 
 __all__ = ["PIPES", "Machine", "machine_for"]
 
-# Execution pipes of a scheduler (sub-partition). Memory instructions go through the
-# SM-wide load/store path (``lsu``), modelled separately.
 #: the calibration's cycles from a block's end to the next block's start in its slot
 TURNAROUND = "block_turnaround_cycles"
+
+# Execution pipes of a scheduler (sub-partition). Memory instructions go through the
+# SM-wide load/store path (``lsu``), modelled separately.
 PIPES = ("alu", "fma", "fp64", "sfu", "cvt", "ctrl", "lsu")
 
 # Instruction class -> (pipe, calibration key for throughput and latency).
@@ -256,6 +257,7 @@ def _same_architecture_curve(key: str, architecture: str,
 
 @lru_cache(maxsize=None)
 def _borrowed_turnaround(key: str, architecture: str) -> tuple[float, str | None]:
+    """The turnaround of another calibration of ``architecture`` (read once)."""
     found, source = _same_architecture(key, architecture,
                                        lambda other: other.launch.get(TURNAROUND))
     return (float(found), source) if found else (0.0, None)

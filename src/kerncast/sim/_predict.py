@@ -607,9 +607,11 @@ def _predict_launch(kernel: Kernel, launch: Launch, device: str | Device, jobs: 
     ratios, issue = _sass_issue(trace, dev.ptx_target, orders)
     table, banks = _charged(table, trace.program, machine, ratios, conflicts, dev.ptx_target)
     table = constant_replays(table, trace)
-    progress(f"simulating one round of {per_sm} block{'s' * (per_sm != 1)} per SM")
+    rounds = max(1, min(GENERATIONS, waves, budget // max(rnd.total, 1)))
+    progress(f"simulating {'one round' if rounds == 1 else f'up to {rounds} rounds'} of "
+             f"{per_sm} block{'s' * (per_sm != 1)} per SM")
     full = _simulate(rnd, trace, table, nregs, machine, dev, per_sm, shared, active, sharing,
-                     costs, max(1, min(GENERATIONS, waves, budget // max(rnd.total, 1))), wave)
+                     costs, rounds, wave)
     cycles = waves * full.cycles + full.lead
     if rest:
         cycles += full.cycles if tail is None else _simulate(
