@@ -125,10 +125,10 @@ class Machine:
     def dram_rates(self) -> tuple[float, float, float]:
         """Achieved DRAM bandwidth of the whole GPU for reads alone, writes alone and an
         even copy (bytes per SM clock); each the mean rate where not calibrated."""
-        mean = self.dram_bytes_per_cycle()
-        per = 1e9 / self.clock_hz
-        return tuple(self.mem(key, 0.0) * per or mean  # type: ignore[return-value]
-                     for key in ("dram_read_gbs", "dram_write_gbs", "dram_copy_gbs"))
+        mean, per = self.dram_bytes_per_cycle(), 1e9 / self.clock_hz
+        read, write, copy = (self.mem(key, 0.0) * per or mean
+                             for key in ("dram_read_gbs", "dram_write_gbs", "dram_copy_gbs"))
+        return read, write, copy
 
     def l1_fill_bytes_per_cycle(self) -> float:
         """The most an SM can take from the L2 per cycle (one 64-byte fill per cycle)."""
