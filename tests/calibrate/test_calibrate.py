@@ -85,6 +85,9 @@ def test_calibration_runs_on_a_gpu(tmp_path):
     cal = run_calibration(get_device("h100"), progress=lambda m: None)
     assert cal.instructions["fp32"].throughput_per_clk_sm > 0
     assert cal.memory["dram_latency_cycles"] > cal.memory["l2_hit_latency_cycles"]
+    assert len(cal.curves["dram_latency_vs_inflight"]) == 24
+    assert [w for w, _, _ in cal.curves["block_turnaround_cycles_vs_warps"]] == \
+        [1, 2, 4, 8, 16, 32]
 
 
 def test_only_names_the_part_it_can_measure_alone(capsys):
@@ -92,7 +95,28 @@ def test_only_names_the_part_it_can_measure_alone(capsys):
 
     assert main(["calibrate", "--device", "h100", "--only", "caches"]) == 2
     err = capsys.readouterr().err
-    assert "'atomics'" in err and "'access'" in err
+    assert "'atomics'" in err and "'access'" in err and "'dram'" in err
+
+
+def test_shipped_h200_dram_latency_grows_with_its_load():
+    curve = np.array(load_calibration("h200").curves["dram_latency_vs_inflight"])
+    inflight, warps, gbs, cycles = curve.T
+    assert list(inflight) == sorted(inflight)
+    # over the same warps, more bytes in flight move more bytes a second (Little's law)
+    many = warps == 64
+    assert np.all(np.diff(gbs[many]) > 0)
+    peak = gbs.max()
+    assert gbs[0] < 0.05 * peak and cycles[0] < 1000  # one line a warp over two warps
+    near_peak = cycles[gbs > 0.95 * peak]
+    assert near_peak.min() > 2 * cycles[0]  # a saturated DRAM queues
+
+
+def test_shipped_h200_turnaround_grows_with_the_blocks_warps():
+    curve = np.array(load_calibration("h200").curves["block_turnaround_cycles_vs_warps"])
+    warps, cycles, slope = curve.T
+    assert list(warps) == [1, 2, 4, 8, 16, 32]
+    assert cycles[-1] > cycles[0] + 100 and np.allclose(slope, 1.0, atol=0.01)
+    assert load_calibration("h200").launch["block_turnaround_cycles"] == cycles[0]
 
 
 def test_shipped_h100_atomic_curve_grows_with_the_addresses():

@@ -76,6 +76,36 @@ def test_a_blocks_turnaround_comes_from_a_calibration_of_the_same_architecture(h
     assert ampere.block_turnaround() == (0.0, None)  # no Ampere calibration has one
 
 
+def test_a_blocks_turnaround_grows_with_its_warps_along_the_calibrated_curve(h100):
+    h200 = machine_for("h200")
+    curve = h200.calibration.curves["block_turnaround_cycles_vs_warps"]
+    for warps, cycles, _ in curve:
+        assert h200.block_turnaround(int(warps)) == (pytest.approx(cycles), "h200")
+    (w0, c0, _), (w1, c1, _) = curve[3], curve[4]  # between two measured block sizes
+    middle = h200.block_turnaround(int((w0 + w1) / 2))[0]
+    assert middle == pytest.approx(c0 + (c1 - c0) * ((w0 + w1) / 2 - w0) / (w1 - w0))
+    assert h200.block_turnaround(32)[0] > h200.block_turnaround(1)[0] + 50
+    assert h100.block_turnaround(16) == h200.block_turnaround(16)  # Hopper's, borrowed
+
+
+def test_the_drams_loaded_latency_counts_the_probes_lightest_warps_below_saturation(h100):
+    h200 = machine_for("h200")
+    shares, cycles, source = h200.dram_load_latency()
+    assert source == "h200"
+    assert h100.dram_load_latency() is None  # the DRAM is the device's own: not borrowed
+    curve = h200.calibration.curves["dram_latency_vs_inflight"]
+    peak = max(gbs for _, _, gbs, _ in curve)
+    # one point per level of bytes in flight (its most warps), none past saturation
+    levels = {inflight for inflight, _, gbs, _ in curve if gbs / peak <= 0.9}
+    assert len(shares) == len(levels) and list(shares) == sorted(shares)
+    assert max(shares) <= 0.9 and cycles[0] == 0.0 and min(cycles) >= 0.0
+    most = max((w, gbs, c) for i, w, gbs, c in curve if i == 8192.0)  # 64 warps of one load
+    lightest = min(curve, key=lambda p: p[2])[3]
+    assert cycles[shares.index(most[1] / peak)] == pytest.approx(max(0.0, most[2] - lightest))
+    assert cycles[-1] > 100  # near saturation the latency has grown by hundreds of cycles
+    assert machine_for("a100-80gb").dram_load_latency() is None  # no Ampere probe
+
+
 def test_dram_rates_are_the_calibrated_read_write_and_copy_streams(h100):
     read, write, copy = h100.dram_rates()
     assert read * h100.clock_hz / 1e9 == pytest.approx(h100.mem("dram_read_gbs", 0.0))

@@ -16,7 +16,8 @@ from kerncast.ptx import parse, read_registers, written_registers
 from kerncast.sim import machine_for
 from kerncast.sim._machine import PIPES
 from kerncast.sim._memory import RequestCost
-from kerncast.sim._pipeline import K_ALU, K_BAR, K_MEM, Op, build_table, simulate_round
+from kerncast.sim._pipeline import (K_ALU, K_BAR, K_MEM, Op, _Dram, build_table,
+                                    simulate_round)
 from kerncast.trace import KINDS, SPACES
 
 LOAD, STORE = KINDS.index("load"), KINDS.index("store")
@@ -198,6 +199,33 @@ def _streaming_costs(warps: int, loads: int) -> tuple[dict, list[list[int]], lis
             costs[(w, 0, i)] = RequestCost(LOAD, GLOBAL, tuple(range(first, first + 4)), 1, 1,
                                            1.0)
     return costs, [list(range(loads))] * warps, table
+
+
+def test_a_busy_drams_latency_grows_along_the_calibrated_curve():
+    h200 = machine_for("h200")  # the device with the loaded-latency probe
+    shares, cycles, _ = h200.dram_load_latency()
+    window = h200.dram_latency
+    for busy in (0.3, 0.64, 0.8):
+        dram = _Dram(1.0, 1.0, 1.0, (shares, cycles), window)  # a byte a cycle
+        for t in np.arange(0.0, 50 * window, 12.5):  # busy that share of the time
+            dram.transfer(float(t), 12.5 * busy)
+        assert dram.added_latency() == pytest.approx(np.interp(busy, shares, cycles), rel=0.05)
+    idle = _Dram(1.0, 1.0, 1.0, (shares, cycles), window)
+    idle.transfer(0.0, 4.0)
+    assert idle.added_latency() == 0.0
+    assert _Dram(1.0, 1.0, 1.0).added_latency() == 0.0  # no curve: no growth
+
+
+def test_streaming_loads_wait_longer_on_a_loaded_dram(monkeypatch):
+    h200 = machine_for("h200")
+    # 64 warps that each keep one line in flight (every load waits for the one before):
+    # about two thirds of this SM's share of the DRAM, a steady load and no burst
+    costs, streams, _ = _streaming_costs(64, 20)
+    table = [_mem(srcs=(i - 1,) if i else (), dsts=(i,)) for i in range(20)]
+    loaded = _run(h200, streams, table, costs, active=132).cycles
+    monkeypatch.setattr(type(h200), "dram_load_latency", lambda self: None)
+    plain = _run(h200, streams, table, costs, active=132).cycles
+    assert loaded > plain + 50
 
 
 def test_streaming_loads_run_at_this_sms_share_of_dram_bandwidth(machine):

@@ -70,8 +70,15 @@ def _execute(result, device: str = H100) -> float:
 def test_a_launch_of_many_waves_simulates_rounds_that_follow_each_other():
     many = predict_launch(*_copy(1 << 24), H100).based_on
     assert many["waves"] > 4 and many["rounds_simulated"] == 4
-    # the H100's calibration has no turnaround of its own: the H200's, as Hopper's
-    assert many["block_turnaround"] == {"cycles": pytest.approx(489.5), "calibration": "h200"}
+    # the H100's calibration has no turnaround of its own: the H200's, as Hopper's, for
+    # blocks of 8 warps
+    h200 = _machine("h200")
+    assert many["block_turnaround"] == {"cycles": pytest.approx(h200.block_turnaround(8)[0]),
+                                        "calibration": "h200"}
+    assert h200.block_turnaround(1)[0] < many["block_turnaround"]["cycles"]
+    assert many["dram_load_latency"] is None  # the H100 has no loaded-latency probe
+    on_h200 = predict_launch(*_copy(1 << 24), "h200").based_on["dram_load_latency"]
+    assert on_h200["calibration"] == "h200" and on_h200["most_cycles"] > 100
     one = predict_launch(*_copy(1 << 20), H100).based_on
     assert one["waves"] == 1 and one["rounds_simulated"] == 1
     assert one["block_turnaround"] is None
@@ -195,7 +202,9 @@ def test_breakdown_parts_are_non_negative_and_relate_to_the_total(name):
 
 def test_breakdown_of_large_launches_is_dominated_by_their_bottleneck():
     copy = predict_launch(*_copy(1 << 26), H100)
-    assert copy.breakdown["memory"] >= 0.9 * _execute(copy)
+    # near the DRAM's peak its latency has grown (the calibrated loaded latency): the
+    # copy's bytes in flight no longer cover it quite, and a tenth of the time is latency
+    assert copy.breakdown["memory"] >= 0.85 * _execute(copy)
     assert copy.breakdown["memory"] <= copy.seconds
     chain = predict_launch(*_fma(2 * WAVE, 1024), H100)
     assert chain.breakdown["compute"] >= 0.5 * _execute(chain)

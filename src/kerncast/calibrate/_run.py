@@ -383,35 +383,83 @@ def _barriers(b: _Bench, progress) -> dict[str, float]:
     return out
 
 
-def _launch(b: _Bench, progress) -> dict[str, float]:
+def _launch(b: _Bench, progress) -> tuple[dict[str, float], dict[str, list[list[float]]]]:
+    """(the launch's figures, the turnaround curve over warps per block)."""
     grids = [1, b.sms, b.sms * 8, b.sms * 80, b.sms * 800]
     times = [b.timed(lambda g=g: b.fn("empty_kernel")((g,), (256,), ()), reps=9) for g in grids]
     intercept, slope = fit_line(grids, times)
     out = {"empty_kernel_s": round(times[0], 9), "launch_overhead_s": round(intercept, 9),
            "per_block_s": slope}
     progress(f"launch: empty kernel {times[0] * 1e6:.2f} µs, {slope * 1e9:.3f} ns per block")
-    out.update(_turnaround(b, progress))
-    return out
+    turnaround, curve = _turnaround(b, progress)
+    out.update(turnaround)
+    return out, {TURNAROUND_CURVE: curve}
 
 
-#: spins of the turnaround probe (cycles) and its waves of blocks per SM slot
+#: spins of the turnaround probe (cycles), its waves of blocks per SM slot, and the warps
+#: per block it is measured at
 TURNAROUND_SPINS, TURNAROUND_WAVES = (2_000, 4_000, 8_000, 16_000), 64
+TURNAROUND_WARPS = (1, 2, 4, 8, 16, 32)
+TURNAROUND_CURVE = "block_turnaround_cycles_vs_warps"
 
 
-def _turnaround(b: _Bench, progress) -> dict[str, float]:
+def _turnaround(b: _Bench, progress) -> tuple[dict[str, float], list[list[float]]]:
     """Cycles between a block's end and the start of the next one in its SM slot: blocks
-    that each take a quarter of an SM's shared memory spin for a set time over
-    ``TURNAROUND_WAVES`` waves of four per SM; the time per wave less the spin, from a
-    line fitted over the spins (its intercept)."""
+    that each take a quarter of an SM's shared memory (four slots per SM, two for blocks
+    of 32 warps, which the SM's threads limit) spin for a set time over
+    ``TURNAROUND_WAVES`` waves; the time per wave less the spin, from a line fitted over
+    the spins (its intercept). Measured for blocks of each of ``TURNAROUND_WARPS`` warps:
+    ``[warps, cycles, cycles per spun cycle]``; the figures of one warp are kept apart."""
     sink = b.cp.zeros(1, dtype=b.cp.int32)
-    grid = b.sms * 4 * TURNAROUND_WAVES
-    times = [b.timed(lambda n=n: b.fn("spin_slot")((grid,), (32,), (np.int64(n), sink)), reps=5)
-             for n in TURNAROUND_SPINS]
-    intercept, slope = fit_line(list(TURNAROUND_SPINS),
-                                [t * b.clock_hz / TURNAROUND_WAVES for t in times])
-    progress(f"launch: {intercept:.0f} cycles from a block's end to the next block's start "
-             f"in its slot ({slope:.3f} cycles per spun cycle)")
-    return {"block_turnaround_cycles": round(intercept, 1), "turnaround_slope": round(slope, 4)}
+    curve = []
+    for warps in TURNAROUND_WARPS:
+        slots = min(4, 64 // warps)
+        grid = b.sms * slots * TURNAROUND_WAVES
+        times = [b.timed(lambda n=n: b.fn("spin_slot")((grid,), (32 * warps,),
+                                                       (np.int64(n), sink)), reps=5)
+                 for n in TURNAROUND_SPINS]
+        intercept, slope = fit_line(list(TURNAROUND_SPINS),
+                                    [t * b.clock_hz / TURNAROUND_WAVES for t in times])
+        curve.append([float(warps), round(intercept, 1), round(slope, 4)])
+    progress("launch: cycles from a block's end to the next block's start in its slot: "
+             + ", ".join(f"{w:.0f} warps {c:.0f}" for w, c, _ in curve))
+    first = curve[0]
+    return {"block_turnaround_cycles": first[1], "turnaround_slope": first[2]}, curve
+
+
+#: warps per SM and loads in flight per warp of the loaded DRAM probe; the bytes it reads
+LOADED_WARPS, LOADED_LOADS, LOADED_BYTES = (2, 4, 8, 16, 32, 64), (1, 2, 4, 8), 1 << 30
+LOADED_CURVE = "dram_latency_vs_inflight"
+
+
+def _loaded_latency(b: _Bench, progress) -> dict[str, list[list[float]]]:
+    """DRAM latency under load: one wave of blocks of two warps streams a buffer four times
+    the L2 or larger, each warp keeping a set number of 128-byte lines in flight
+    (``dram_inflight_N``); per load, ``[bytes in flight per SM, warps per SM, read GB/s,
+    latency in cycles]``, the latency by Little's law (bytes in flight over the bandwidth,
+    which holds each warp's time between a load's return and its next issue too)."""
+    cp = b.cp
+    n = max(LOADED_BYTES, 4 * b.l2_bytes) // 4
+    src = cp.ones(n, dtype=cp.float32)
+    sink = cp.zeros(1, dtype=cp.float32)
+    curve = []
+    for loads in LOADED_LOADS:
+        for warps in LOADED_WARPS:
+            blocks = b.sms * warps // 2
+            threads = blocks * 64
+            trips = n // (threads * loads)
+            seconds = b.timed(lambda k=loads, g=blocks, t=trips: b.fn(f"dram_inflight_{k}")(
+                (g,), (64,), (src, np.int64(t), sink)), reps=3)
+            moved = trips * threads * loads * 4
+            inflight = warps * loads * 128
+            latency = inflight * b.sms * b.clock_hz * seconds / moved
+            curve.append([float(inflight), float(warps), round(moved / seconds / 1e9, 1),
+                          round(latency, 1)])
+    curve.sort()
+    progress("DRAM under load: " + ", ".join(
+        f"{i / 1024:.1f} KiB/SM over {w:.0f} warps {g:.0f} GB/s {c:.0f} cycles"
+        for i, w, g, c in curve[::4]))
+    return {LOADED_CURVE: curve}
 
 
 def _provenance(b: _Bench) -> dict:
@@ -429,7 +477,7 @@ def _provenance(b: _Bench) -> dict:
 
 
 #: the parts of a calibration that can be measured again alone
-PARTS = ("atomics", "access", "launch")
+PARTS = ("atomics", "access", "launch", "dram")
 
 
 def update_part(calibration: Calibration, device: Device, part: str,
@@ -437,7 +485,8 @@ def update_part(calibration: Calibration, device: Device, part: str,
     """``calibration`` with one part measured again on GPU 0 and the rest kept; the
     provenance records the update. ``atomics``: the atomic rates, latency and the
     random-address curve; ``access``: the scattered store and L1 gather curves;
-    ``launch``: the launch overhead, the block dispatch rate and a slot's turnaround."""
+    ``launch``: the launch overhead, the block dispatch rate and a slot's turnaround (by
+    warps per block); ``dram``: the DRAM latency under load."""
     if part not in PARTS:
         raise ValueError(f"unknown calibration part {part!r}; parts: {', '.join(PARTS)}")
     bench = _Bench(device)
@@ -447,7 +496,11 @@ def update_part(calibration: Calibration, device: Device, part: str,
         curves.update(_atomic_curve(bench, progress))
         memory.update(_atomics(bench, progress))
     elif part == "launch":
-        launch.update(_launch(bench, progress))
+        figures, curve = _launch(bench, progress)
+        launch.update(figures)
+        curves.update(curve)
+    elif part == "dram":
+        curves.update(_loaded_latency(bench, progress))
     else:
         curves.update(_access_curves(bench, progress))
     provenance = {**calibration.provenance,
@@ -466,7 +519,9 @@ def run_calibration(device: Device, progress: Callable[[str], None] = print) -> 
     curves.update(_atomic_curve(bench, progress))
     curves.update(_access_curves(bench, progress))
     sync = _barriers(bench, progress)
-    launch = _launch(bench, progress)
+    curves.update(_loaded_latency(bench, progress))
+    launch, turnaround = _launch(bench, progress)
+    curves.update(turnaround)
     return Calibration(device=device.key, provenance=_provenance(bench),
                        instructions=instructions, memory=memory, curves=curves,
                        sync=sync, launch=launch)

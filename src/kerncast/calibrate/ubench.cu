@@ -290,6 +290,30 @@ extern "C" __global__ void spin_slot(long long cycles, int* sink) {
   if (hold[threadIdx.x ^ 1] == 12345 && threadIdx.x == 0) sink[0] = 1;
 }
 
+// DRAM under a set load: every trip a thread issues LOADS independent coalesced loads
+// (one 128-byte line per warp each) and adds them up before the next trip, so that each
+// warp keeps LOADS lines in flight. Over a grid of one wave, the bytes in flight per SM
+// are its warps x LOADS x 128, and by Little's law the latency under that load is the
+// bytes in flight over the bandwidth reached.
+#define DRAM_INFLIGHT(LOADS)                                                             \
+  extern "C" __global__ void dram_inflight_##LOADS(const float* __restrict__ src,         \
+                                                   long long trips, float* sink) {      \
+    long long stride = (long long)gridDim.x * blockDim.x;                                \
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;                      \
+    float acc = 0.0f;                                                                    \
+    _Pragma("unroll 1") for (long long t = 0; t < trips; t++) {                          \
+      float s = 0.0f;                                                                    \
+      _Pragma("unroll") for (int k = 0; k < LOADS; k++) s += src[i + k * stride];        \
+      acc += s;                                                                          \
+      i += LOADS * stride;                                                               \
+    }                                                                                    \
+    if (acc == 12345.0f) sink[0] = acc;                                                  \
+  }
+DRAM_INFLIGHT(1)
+DRAM_INFLIGHT(2)
+DRAM_INFLIGHT(4)
+DRAM_INFLIGHT(8)
+
 // Spin for `cycles` clock cycles: queued ahead of a timed launch so that the host's
 // launch gaps fall outside the timed interval.
 extern "C" __global__ void spin(long long cycles) {

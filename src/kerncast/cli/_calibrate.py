@@ -23,13 +23,15 @@ def calibrate_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print the calibration as JSON.")] = False,
     only: Annotated[str | None, typer.Option(
         help="Measure one part again and keep the rest of the device's calibration: "
-             "'atomics', 'access' (scattered stores and L1 gathers) or 'launch' (launch "
-             "overhead, block dispatch rate, a block slot's turnaround).")] = None,
+             "'atomics', 'access' (scattered stores and L1 gathers), 'launch' (launch "
+             "overhead, block dispatch rate, a block slot's turnaround by warps per block) "
+             "or 'dram' (the DRAM's latency under load).")] = None,
 ) -> None:
     """Run the calibration micro-benchmarks on GPU 0 (needs CuPy and an NVIDIA GPU).
 
     Measures instruction latencies and throughputs, memory latencies (L1, L2, DRAM,
-    shared), bandwidths, cache sizes, atomics, barriers and launch overhead.
+    shared), bandwidths, the DRAM's latency under load, cache sizes, atomics, barriers
+    and launch overhead.
     Clocks are read, never set.
 
     Example: kerncast calibrate --device h100 --out h100-sxm.json

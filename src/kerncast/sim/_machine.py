@@ -27,6 +27,12 @@ __all__ = ["PIPES", "Machine", "machine_for"]
 
 #: the calibration's cycles from a block's end to the next block's start in its slot
 TURNAROUND = "block_turnaround_cycles"
+TURNAROUND_CURVE = "block_turnaround_cycles_vs_warps"
+LOADED_CURVE = "dram_latency_vs_inflight"
+#: the share of the DRAM's peak past which the loaded-latency probe measures the queue of
+#: a saturated DRAM (latency = bytes in flight / peak), which the pipeline's DRAM server
+#: forms itself; the latency added for the load stops growing there
+SATURATED = 0.9
 
 # Execution pipes of a scheduler (sub-partition). Memory instructions go through the
 # SM-wide load/store path (``lsu``), modelled separately.
@@ -193,15 +199,52 @@ class Machine:
         bound that overlaps with execution (measured with empty blocks)."""
         return float(self.calibration.launch.get("per_block_s", 0.0)) * blocks
 
-    def block_turnaround(self) -> tuple[float, str | None]:
-        """(cycles from a block's end to the start of the next block in its SM slot, the
-        calibration they come from): this device's, else a calibrated device's of the
-        same architecture (the SM's block launch belongs to the architecture); (0, None)
-        where neither has it."""
+    def block_turnaround(self, warps: int = 1) -> tuple[float, str | None]:
+        """(cycles from the end of a block of ``warps`` warps to the start of the next
+        block in its SM slot, the calibration they come from): this device's, else a
+        calibrated device's of the same architecture (the SM's block launch belongs to the
+        architecture); interpolated in the warps on the calibrated curve, else the figure
+        of one-warp blocks; (0, None) where none has it."""
+        curve = self.calibration.curves.get(TURNAROUND_CURVE)
+        source: str | None = self.calibration.device
+        if not curve and not self.calibration.launch.get(TURNAROUND):
+            curve, source = _same_architecture_curve(self.device.key, self.device.architecture,
+                                                     TURNAROUND_CURVE)
+        if curve:
+            points = np.asarray(curve, float)
+            return float(np.interp(warps, points[:, 0], points[:, 1])), source
         own = self.calibration.launch.get(TURNAROUND)
         if own:
             return float(own), self.calibration.device
         return _borrowed_turnaround(self.device.key, self.device.architecture)
+
+    def dram_load_latency(self) -> tuple[tuple[float, ...], tuple[float, ...], str] | None:
+        """(shares of the DRAM's peak, cycles its latency grows by at each, the calibration
+        they come from: the latency over its latency at the probe's lightest load, never
+        below), from the loaded-latency probe of this device; None where its calibration
+        has none. Unlike the SM's figures it is not borrowed from another device of the
+        architecture: the DRAM (its type, stacks and controllers) is the device's own, and
+        the H100's HBM3 and the H200's HBM3e differ.
+
+        At each level of bytes in flight the probe's point with the most warps per SM
+        counts (one load or few in flight per warp: the others wait for the slowest of
+        several loads, which the pipeline times itself); shares past :data:`SATURATED`
+        are the queue of a saturated DRAM and are left out."""
+        curve, source = self.calibration.curves.get(LOADED_CURVE), self.calibration.device
+        if not curve:
+            return None
+        most: dict[float, tuple[float, float, float]] = {}
+        for inflight, warps, gbs, cycles in curve:
+            if inflight not in most or warps > most[inflight][0]:
+                most[inflight] = (warps, gbs, cycles)
+        peak = max(gbs for _, gbs, _ in most.values())
+        points = sorted((gbs / peak, cycles) for _, gbs, cycles in most.values()
+                        if gbs / peak <= SATURATED)
+        if len(points) < 2:
+            return None
+        base = points[0][1]  # the latency at the lightest load
+        return (tuple(u for u, _ in points),
+                tuple(max(0.0, cycles - base) for _, cycles in points), source)
 
     def launch_seconds(self, blocks: int) -> float:
         return self.launch_fixed_seconds() + self.dispatch_seconds(blocks)

@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import math
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -399,22 +400,48 @@ class _Bandwidth:
 class _Dram(_Bandwidth):
     """The SM's share of DRAM: reads and writes each at their calibrated rate, and the
     turnarounds between them at the cost that makes an even mix run at the calibrated
-    copy rate (charged by the mix of the bytes moved so far)."""
+    copy rate (charged by the mix of the bytes moved so far). With the loaded-latency
+    curve (``load``: shares of the peak, cycles added at each), a read's latency grows
+    with the share of the time the server was busy over the last ``window`` cycles (a
+    decaying sum), as the calibrated DRAM's grows with its load."""
 
-    __slots__ = ("read", "write", "turn", "written")
+    __slots__ = ("read", "write", "turn", "written", "load", "window", "recent", "seen")
 
-    def __init__(self, read: float, write: float, copy: float):
+    def __init__(self, read: float, write: float, copy: float,
+                 load: tuple[tuple[float, ...], tuple[float, ...]] | None = None,
+                 window: float = 1.0):
         super().__init__(read)
         self.read, self.write = 1.0 / read, 1.0 / write
         self.turn = max(0.0, 1.0 / copy - 0.5 * (self.read + self.write))
         self.written = 0.0
+        self.load, self.window = load, max(window, 1.0)
+        self.recent, self.seen = 0.0, 0.0
 
     def transfer(self, now: float, nbytes: float, store: bool = False) -> float:
         if store:
             self.written += nbytes
         f = self.written / (self.bytes + nbytes)
         self.per_byte = (1 - f) * self.read + f * self.write + 4 * f * (1 - f) * self.turn
+        if self.load is not None:
+            if now > self.seen:
+                self.recent *= math.exp((self.seen - now) / self.window)
+                self.seen = now
+            self.recent += nbytes * self.per_byte
         return super().transfer(now, nbytes)
+
+    def added_latency(self) -> float:
+        """Cycles the DRAM's latency has grown by under its present load."""
+        if self.load is None:
+            return 0.0
+        shares, cycles = self.load
+        share = self.recent / self.window
+        k = bisect.bisect_right(shares, share)
+        if k == 0:
+            return cycles[0]
+        if k == len(shares):
+            return cycles[-1]
+        f = (share - shares[k - 1]) / (shares[k] - shares[k - 1])
+        return cycles[k - 1] + f * (cycles[k] - cycles[k - 1])
 
 
 #: lines from which a store whose every sector lies in its own line is a scatter (the
@@ -474,7 +501,9 @@ class _Sim:
         per_sm = machine.l1_fill_bytes_per_cycle()
         cap = machine.sm_dram_bytes_per_cycle()
         read, write, copy = (min(rate * share, cap) for rate in machine.dram_rates())
-        self.dram = _Dram(read, write, copy)
+        loaded = machine.dram_load_latency()
+        self.dram = _Dram(read, write, copy, None if loaded is None else loaded[:2],
+                          machine.dram_latency)
         self.l2 = _Bandwidth(min(machine.l2_bytes_per_cycle() * share, per_sm))
         self.warps_per_block = warps_per_block
         self.next_in_slot = -(-one // warps_per_block)  # blocks of one generation
@@ -489,7 +518,8 @@ class _Sim:
         self.finish = [0.0] * n
         self.dispatch_free = 0.0
         self.dispatch_gap = machine.dispatch_seconds(1) * machine.clock_hz * max(active_sms, 1)
-        self.turnaround = machine.block_turnaround()[0] if generations > 1 else 0.0
+        self.turnaround = machine.block_turnaround(warps_per_block)[0] \
+            if generations > 1 else 0.0
         # issue times at a quarter and three quarters of each warp's stream: its pace
         # in steady state, past start-up latencies and before the drain
         self.marks = [(len(p) // 4, (3 * len(p)) // 4) for p, _ in self.streams]
@@ -551,7 +581,10 @@ class _Sim:
         if below:
             delay = self.l2.transfer(now, 32.0 * below * traffic)
         if to_dram:
-            delay = max(delay, self.dram.transfer(now, 32.0 * to_dram * traffic))
+            # the calibrated growth of the latency under load is the whole queue there; the
+            # server's own queue (bursts past its rate) is part of it, not added to it
+            delay = max(delay, self.dram.transfer(now, 32.0 * to_dram * traffic),
+                        self.dram.added_latency())
         return ready - now + delay, hold
 
     def run(self) -> float:

@@ -636,7 +636,9 @@ def _predict_launch(kernel: Kernel, launch: Launch, device: str | Device, jobs: 
         "shared_bytes": shared, "blocks_per_sm": psat, "limiting": occ.limiting,
         "sm_count": n_sm, "blocks": blocks, "waves": waves + (1 if rest else 0),
         "round_blocks": per_sm, "round_warps": len(rnd.streams), "round_cycles": full.cycles,
-        "rounds_simulated": full.generations, "block_turnaround": _turnaround(machine, full),
+        "rounds_simulated": full.generations,
+        "block_turnaround": _turnaround(machine, full, trace.warps_per_block),
+        "dram_load_latency": _load_latency(machine),
         "round_instructions": full.instructions, "extrapolated": full.scale,
         "emulated_blocks": len(emulated) + len(probes), "data_dependent": dependent,
         "short_blocks": uneven, "inputs": inputs,
@@ -655,13 +657,24 @@ def _predict_launch(kernel: Kernel, launch: Launch, device: str | Device, jobs: 
     })
 
 
-def _turnaround(machine: Machine, full: RoundResult) -> dict | None:
-    """The block turnaround the rounds that followed each other waited for, and whose
-    calibration it comes from; None where one round was simulated."""
+def _turnaround(machine: Machine, full: RoundResult, warps: int) -> dict | None:
+    """The turnaround of a block of ``warps`` warps the rounds that followed each other
+    waited for, and whose calibration it comes from; None where one round was simulated."""
     if full.generations < 2:
         return None
-    cycles, source = machine.block_turnaround()
+    cycles, source = machine.block_turnaround(warps)
     return {"cycles": cycles, "calibration": source}
+
+
+def _load_latency(machine: Machine) -> dict | None:
+    """How much the DRAM's latency grew with its load in the simulation (at the highest
+    share of its peak calibrated below saturation), and whose calibration that comes
+    from; None where no calibration of the architecture has the loaded-latency probe."""
+    found = machine.dram_load_latency()
+    if found is None:
+        return None
+    shares, cycles, source = found
+    return {"most_cycles": cycles[-1], "at_share": round(shares[-1], 3), "calibration": source}
 
 
 def _launch_work(trace, full: RoundResult, cycles: float, per_emulated: float,
