@@ -132,3 +132,19 @@ def test_text_from_the_models_is_printed_as_it_is(capsys, monkeypatch):
     flat = " ".join(out.split())
     assert "'kerncast[cuda]'" in flat and "the best [held out]" in flat
     assert "inputs=x=float32[n]" in flat
+
+
+def test_config_takes_several_pairs_in_one_item_as_sweeps_print_them():
+    from kerncast import InputError  # noqa: PLC0415
+    from kerncast.cli._target import parse_config  # noqa: PLC0415
+
+    assert parse_config(["bx=256,vec=4", "pad=1"]) == {"bx": 256, "vec": 4, "pad": 1}
+    assert parse_config(["PAIR=1,2"], "--define") == {"PAIR": "1,2"}  # a define keeps commas
+    with pytest.raises(InputError, match="'vec' is not NAME=VALUE"):
+        parse_config(["bx=256,vec"])
+
+
+def test_predict_reads_a_comma_separated_config(capsys):
+    code, out, _ = _run(capsys, ["predict", "corpus:copy_vector", "--size", "small",
+                                 "--config", "bx=64,vec=2", "--json"])
+    assert code == 0 and json.loads(out)["based_on"]["configuration"] == "bx=64,vec=2"

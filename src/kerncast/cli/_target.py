@@ -49,9 +49,13 @@ def _scalar(text: str) -> Any:
 
 
 def parse_config(items: list[str] | None, option: str = "--config") -> dict[str, Any]:
-    """``NAME=VALUE`` pairs (integers, numbers, true/false or words)."""
+    """``NAME=VALUE`` pairs (integers, numbers, true/false or words); for ``--config`` an
+    item may hold several, comma-separated (``bx=256,vec=4``, as sweeps print them). A
+    ``--define`` value keeps its commas."""
     out: dict[str, Any] = {}
-    for item in items or []:
+    pieces = [p for item in items or [] for p in (item.split(",") if option == "--config"
+                                                  else [item])]
+    for item in pieces:
         name, sep, value = item.partition("=")
         if not sep or not name.strip():
             raise InputError(f"{option} {item!r} is not NAME=VALUE; e.g. {option} tile=32")
