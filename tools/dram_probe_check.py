@@ -24,13 +24,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-#: the probe's buffer and block (kept equal to ``calibrate._run``'s)
-BYTES, THREADS = 1 << 30, 64
-
-
 def main(argv: list[str] | None = None) -> int:
     from kerncast.calibrate import load_calibration
-    from kerncast.calibrate._run import LOADED_CURVE, SOURCE
+    from kerncast.calibrate._run import LOADED_BYTES, LOADED_CURVE, LOADED_THREADS, SOURCE
     from kerncast.core import Kernel, Launch
     from kerncast.core._args import Array, Scalar
     from kerncast.sim import predict_launch
@@ -46,17 +42,17 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     sms = int(calibration.provenance["sm_count"])
-    n = max(BYTES, 4 * int(calibration.provenance["l2_bytes"])) // 4
+    n = max(LOADED_BYTES, 4 * int(calibration.provenance["l2_bytes"])) // 4
     errors: dict[bool, list[float]] = {True: [], False: []}
     print(f"{'KiB/SM':>7s} {'warps':>5s} {'lines':>5s} {'measured':>10s} {'predicted':>10s} "
           f"{'error':>7s}")
     for inflight, warps, gbs, _ in curve:
         lines = int(inflight // (warps * 128))
-        blocks = sms * int(warps) * 32 // THREADS
-        threads = blocks * THREADS
+        blocks = sms * int(warps) * 32 // LOADED_THREADS
+        threads = blocks * LOADED_THREADS
         trips = n // (threads * lines)
         kernel = Kernel(f"dram_inflight_{lines}", path=SOURCE, options=("-std=c++17",))
-        launch = Launch((blocks, 1, 1), (THREADS, 1, 1), args=(
+        launch = Launch((blocks, 1, 1), (LOADED_THREADS, 1, 1), args=(
             Array(dtype=np.float32, shape=(n,)), Scalar(np.int64(trips)),
             Array(dtype=np.float32, shape=(1,))))
         predicted = predict_launch(kernel, launch, args.device, sm_count=sms).seconds

@@ -427,8 +427,10 @@ def _turnaround(b: _Bench, progress) -> tuple[dict[str, float], list[list[float]
     return {"block_turnaround_cycles": first[1], "turnaround_slope": first[2]}, curve
 
 
-#: warps per SM and loads in flight per warp of the loaded DRAM probe; the bytes it reads
+#: warps per SM and loads in flight per warp of the loaded DRAM probe, the least bytes it
+#: reads and its block's threads
 LOADED_WARPS, LOADED_LOADS, LOADED_BYTES = (2, 4, 8, 16, 32, 64), (1, 2, 4, 8), 1 << 30
+LOADED_THREADS = 64
 LOADED_CURVE = "dram_latency_vs_inflight"
 
 
@@ -445,11 +447,11 @@ def _loaded_latency(b: _Bench, progress) -> dict[str, list[list[float]]]:
     curve = []
     for loads in LOADED_LOADS:
         for warps in LOADED_WARPS:
-            blocks = b.sms * warps // 2
-            threads = blocks * 64
+            blocks = b.sms * warps * 32 // LOADED_THREADS
+            threads = blocks * LOADED_THREADS
             trips = n // (threads * loads)
             seconds = b.timed(lambda k=loads, g=blocks, t=trips: b.fn(f"dram_inflight_{k}")(
-                (g,), (64,), (src, np.int64(t), sink)), reps=3)
+                (g,), (LOADED_THREADS,), (src, np.int64(t), sink)), reps=3)
             moved = trips * threads * loads * 4
             inflight = warps * loads * 128
             latency = inflight * b.sms * b.clock_hz * seconds / moved

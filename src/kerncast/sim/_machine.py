@@ -227,9 +227,10 @@ class Machine:
         the H100's HBM3 and the H200's HBM3e differ.
 
         At each level of bytes in flight the probe's point with the most warps per SM
-        counts (one load or few in flight per warp: the others wait for the slowest of
-        several loads, which the pipeline times itself); shares past :data:`SATURATED`
-        are the queue of a saturated DRAM and are left out."""
+        counts (one load or few in flight per warp): a warp that keeps several loads in
+        flight waits longer even at light load, a cost of the warp and not of the DRAM's
+        load (docs/EVALUATION.md), which the curve is not to hold. Shares past
+        :data:`SATURATED` are the queue of a saturated DRAM and are left out."""
         curve, source = self.calibration.curves.get(LOADED_CURVE), self.calibration.device
         if not curve:
             return None

@@ -667,9 +667,9 @@ def _turnaround(machine: Machine, full: RoundResult, warps: int) -> dict | None:
 
 
 def _load_latency(machine: Machine) -> dict | None:
-    """How much the DRAM's latency grew with its load in the simulation (at the highest
-    share of its peak calibrated below saturation), and whose calibration that comes
-    from; None where no calibration of the architecture has the loaded-latency probe."""
+    """The most the simulation lets the DRAM's latency grow with its load (the growth at
+    the highest share of its peak calibrated below saturation), and whose calibration that
+    comes from; None where the device's calibration has no loaded-latency probe."""
     found = machine.dram_load_latency()
     if found is None:
         return None
