@@ -1,15 +1,16 @@
 """Loaded DRAM latency by load width: whether a warp's wait grows with its load
 instructions in flight or with its lines in flight (on an NVIDIA GPU, CuPy).
 
-    python tools/dram_width_probe.py [--out data/probes/dram-inflight-width-h200.json]
+    python tools/dram_width_probe.py [--device h200]
+        [--out data/probes/dram-inflight-width-h200.json]
 
 The calibration's ``dram_inflight_N`` keeps N 4-byte loads (one line a warp each) in
 flight per warp. This runs the same stream with ``float``, ``float2`` and ``float4``
 loads (one, two and four lines a warp each), 1 to 8 of them in flight per warp, over 2, 8
 and 32 warps per SM in one wave, and prints per launch the lines in flight per warp, the
-bandwidth and the latency by Little's law (bytes in flight over bandwidth, at the clock
-measured by a spin). Nothing is tuned on it: it says which of the two the pipeline
-should charge. ``--out`` keeps the rows with the device's name and the time of the run.
+bandwidth and the latency by Little's law (bytes in flight over bandwidth), timed and
+clocked as the calibration times its probes. Nothing is tuned on it: it says which of
+the two the pipeline should charge. ``--out`` keeps the rows with the device's name and the time of the run.
 """
 
 from __future__ import annotations
@@ -18,8 +19,12 @@ import argparse
 import datetime as dt
 import json
 import sys
+from pathlib import Path
 
 import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
 
 SOURCE = r"""
 __device__ float total(float v) { return v; }
@@ -40,46 +45,29 @@ __global__ void inflight(const T* __restrict__ src, long long trips, float* sink
   }
   if (acc == 12345.0f) sink[0] = acc;
 }
-__global__ void spin(long long cycles) {
-  long long t0 = clock64();
-  while (clock64() - t0 < cycles) {
-  }
-}
 """
 TYPES = (("float", 4), ("float2", 8), ("float4", 16))
 LOADS, WARPS, BYTES, THREADS = (1, 2, 4, 8), (2, 8, 32), 1 << 30, 64
 
 
-def _timed(cp, launch, reps: int = 3) -> float:
-    launch()
-    cp.cuda.Device().synchronize()
-    times = []
-    for _ in range(reps):
-        start, end = cp.cuda.Event(), cp.cuda.Event()
-        start.record()
-        launch()
-        end.record()
-        end.synchronize()
-        times.append(cp.cuda.get_elapsed_time(start, end) * 1e-3)
-    return float(np.median(times))
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="h200", help="the spec of GPU 0")
     parser.add_argument("--out", default="")
     args = parser.parse_args(argv)
+    from kerncast import KerncastError  # noqa: PLC0415
+    from kerncast.calibrate._run import _Bench  # noqa: PLC0415 (the calibration's timing)
+    from kerncast.devices import get_device  # noqa: PLC0415
+
     try:
-        import cupy as cp  # noqa: PLC0415 (on a GPU machine only)
-    except ImportError:
-        print("this probe needs CuPy and an NVIDIA GPU", file=sys.stderr)
+        bench = _Bench(get_device(args.device))
+    except KerncastError as exc:
+        print(exc, file=sys.stderr)
         return 1
-    names = [f"inflight<{t},{n}>" for t, _ in TYPES for n in LOADS] + ["spin"]
+    cp = bench.cp
+    names = [f"inflight<{t},{n}>" for t, _ in TYPES for n in LOADS]
     module = cp.RawModule(code=SOURCE, options=("-std=c++17",), name_expressions=names)
-    props = cp.cuda.runtime.getDeviceProperties(0)
-    sms = int(props["multiProcessorCount"])
-    spin_cycles = 40_000_000
-    spin = module.get_function("spin")
-    clock = spin_cycles / _timed(cp, lambda: spin((1,), (1,), (np.int64(spin_cycles),)))
+    sms, clock = bench.sms, bench.clock_hz
     src = cp.ones(BYTES // 4, dtype=cp.float32)
     sink = cp.zeros(1, dtype=cp.float32)
     rows = []
@@ -91,8 +79,8 @@ def main(argv: list[str] | None = None) -> int:
                 blocks = sms * warps * 32 // THREADS
                 threads = blocks * THREADS
                 trips = BYTES // width // (threads * loads)
-                seconds = _timed(cp, lambda: fn((blocks,), (THREADS,),
-                                                (src, np.int64(trips), sink)))
+                seconds = bench.timed(lambda: fn((blocks,), (THREADS,),
+                                                 (src, np.int64(trips), sink)), reps=3)
                 moved = trips * threads * loads * width
                 lines = loads * width * 32 // 128
                 latency = warps * lines * 128 * sms * clock * seconds / moved
@@ -102,9 +90,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{name:6s} {loads:5d} {warps:5d} {lines:10d} {rows[-1]['gbs']:7.0f} "
                       f"{latency:8.0f}", flush=True)
     if args.out:
-        name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
         with open(args.out, "w") as f:
-            json.dump({"device_name": name, "sm_count": sms, "clock_hz": round(clock),
+            json.dump({"device_name": bench.name, "sm_count": sms, "clock_hz": round(clock),
                        "measured_at": dt.datetime.now(dt.timezone.utc).isoformat(
                            timespec="seconds"),
                        "command": "python tools/dram_width_probe.py", "rows": rows}, f, indent=1)
