@@ -148,3 +148,12 @@ def test_predict_reads_a_comma_separated_config(capsys):
     code, out, _ = _run(capsys, ["predict", "corpus:copy_vector", "--size", "small",
                                  "--config", "bx=64,vec=2", "--json"])
     assert code == 0 and json.loads(out)["based_on"]["configuration"] == "bx=64,vec=2"
+
+
+def test_the_table_names_the_calibrated_waits_a_prediction_rests_on(capsys):
+    code, out, _ = _run(capsys, ["predict", "corpus:copy_vector", "--size", "large",
+                                 "--device", "h200"])
+    assert code == 0
+    text = " ".join(out.split())  # however the console wraps it
+    assert "block_turnaround=" in text and "cycles (h200)" in text
+    assert "dram_load_latency=up to +" in text and "of peak (h200)" in text

@@ -37,6 +37,21 @@ def _tunables(config: list[str] | None) -> dict[str, int]:
     return out
 
 
+def _waits(based_on: dict) -> dict[str, str]:
+    """The static model's calibrated waits, a line each: the block turnaround the rounds
+    waited for and the most the DRAM's latency grew with its load (``--json`` has them
+    whole)."""
+    out = {}
+    turnaround = based_on.get("block_turnaround")
+    if isinstance(turnaround, dict):
+        out["block_turnaround"] = f"{turnaround['cycles']:.0f} cycles ({turnaround['calibration']})"
+    loaded = based_on.get("dram_load_latency")
+    if isinstance(loaded, dict):
+        out["dram_load_latency"] = (f"up to +{loaded['most_cycles']:.0f} cycles at "
+                                    f"{loaded['at_share']:.0%} of peak ({loaded['calibration']})")
+    return out
+
+
 def _fmt(seconds: float) -> str:
     if seconds != seconds or seconds == float("inf"):
         return "-"
@@ -110,6 +125,7 @@ def predict_cmd(
     basis = {k: v for k, v in p.based_on.items()
              if not isinstance(v, (dict, list)) and k not in ("warning", "chosen",
                                                                "interval_from")}
+    basis.update(_waits(p.based_on))
     console.print("based on: " + escape(", ".join(f"{k}={v}" for k, v in basis.items())))
     if p.based_on.get("adapted_from"):
         console.print(f"note: {p.based_on['device']} has no calibration of its own; the "
