@@ -16,8 +16,8 @@ from kerncast.ptx import parse, read_registers, written_registers
 from kerncast.sim import machine_for
 from kerncast.sim._machine import PIPES
 from kerncast.sim._memory import RequestCost
-from kerncast.sim._pipeline import (K_ALU, K_BAR, K_MEM, Op, _Dram, build_table,
-                                    simulate_round)
+from kerncast.sim._pipeline import (K_ALU, K_BAR, K_MEM, WINDOWS, Op, _Dram, build_table,
+                                    sample_streams, simulate_round)
 from kerncast.trace import KINDS, SPACES
 
 LOAD, STORE = KINDS.index("load"), KINDS.index("store")
@@ -656,3 +656,20 @@ def test_a_short_blocks_slot_is_idle_for_the_turnaround_between_blocks(machine):
     # the first round starts at once: four rounds take the simulated time of four
     assert 4 * steady.cycles + steady.lead == pytest.approx(
         4 * chain * machine.latency["fp32"] + 3 * turnaround, rel=0.02)
+
+
+def test_a_long_round_is_sampled_in_windows_at_each_blocks_own_phase():
+    n, wpb, blocks = 10_000, 2, 4
+    streams = [(np.arange(n, dtype=np.int64), np.zeros(n, np.int64))] * (wpb * blocks)
+    budget = n * wpb * blocks // 10
+    together, scale = sample_streams(streams, budget)
+    drifted, scale_drifted = sample_streams(streams, budget, warps_per_block=wpb)
+    assert scale == scale_drifted == pytest.approx(10, rel=0.01)
+    width = len(together[0][0]) // WINDOWS
+    firsts = [pcs[0] for pcs, _ in drifted]
+    assert all(pcs[0] == 0 for pcs, _ in together)  # every block at the same point
+    assert firsts[0] == firsts[1] == 0 and firsts[2] == firsts[3]  # a block's warps alike
+    spacing = (n - width) / (WINDOWS - 1)
+    assert firsts[::wpb] == [int(b / blocks * spacing) for b in range(blocks)]
+    for pcs, _ in drifted:  # every window whole and inside the stream
+        assert len(pcs) == WINDOWS * width and max(pcs) < n

@@ -752,28 +752,42 @@ class _Sim:
 WINDOWS = 8  # windows a long stream is sampled in
 
 
-def _windows(pcs: np.ndarray, steps: np.ndarray, fraction: float) -> tuple[list, list]:
+def _windows(pcs: np.ndarray, steps: np.ndarray, fraction: float,
+             phase: float = 0.0) -> tuple[list, list]:
     """``WINDOWS`` evenly spaced pieces of one warp's stream, ``fraction`` of it in all:
     density that changes along a stream (lanes that finish early, a prologue, an
-    epilogue) is sampled where it occurs, not only at the start."""
+    epilogue) is sampled where it occurs, not only at the start. ``phase`` (0 to 1) moves
+    every window by that share of the spacing between windows."""
     n = len(pcs)
     width = max(1, int(n * fraction / WINDOWS))
     if width * WINDOWS >= n:
         return pcs.tolist(), steps.tolist()
-    starts = np.linspace(0, n - width, WINDOWS).astype(np.int64)
+    spacing = (n - width) / (WINDOWS - 1)
+    starts = np.minimum(np.linspace(0, n - width, WINDOWS) + phase * spacing,
+                        n - width).astype(np.int64)
     take = (starts[:, None] + np.arange(width)[None, :]).reshape(-1)
     return pcs[take].tolist(), steps[take].tolist()
 
 
 def sample_streams(streams: list[tuple[np.ndarray, np.ndarray]],
-                   budget: int = DEFAULT_BUDGET) -> tuple[list, float]:
+                   budget: int = DEFAULT_BUDGET,
+                   warps_per_block: int | None = None) -> tuple[list, float]:
     """The streams to simulate (sampled in windows when longer than ``budget`` in all)
-    and the factor that scales their time to the whole streams."""
+    and the factor that scales their time to the whole streams.
+
+    With ``warps_per_block``, the round's blocks are sampled at phases spread over the
+    spacing between windows (block ``b`` of ``B`` at ``b / B`` of it; a block's warps
+    alike): over a launch of many waves the resident blocks drift apart and are not at
+    the same point of their code at once, as blocks that would all start together in
+    the sample would be."""
     total = sum(len(p) for p, _ in streams)
     if total <= budget:
         return [(p.tolist(), s.tolist()) for p, s in streams], 1.0
     fraction = budget / total
-    cut = [_windows(np.asarray(p), np.asarray(s), fraction) for p, s in streams]
+    wpb = warps_per_block or len(streams)
+    blocks = -(-len(streams) // wpb)
+    cut = [_windows(np.asarray(p), np.asarray(s), fraction, (w // wpb) / blocks)
+           for w, (p, s) in enumerate(streams)]
     done = sum(len(p) for p, _ in cut)
     return cut, total / done
 

@@ -224,9 +224,10 @@ class _Round:
     traced: int  # instructions whose memory accesses were recorded
     sampled: tuple[list, float] | None = None  # the streams simulated (sample_streams)
 
-    def sample(self, table, budget: int) -> set[tuple[int, int, int]]:
+    def sample(self, table, budget: int,
+               warps_per_block: int | None) -> set[tuple[int, int, int]]:
         """Choose the streams to simulate within ``budget``; the memory requests they make."""
-        self.sampled = sample_streams(self.streams, budget)
+        self.sampled = sample_streams(self.streams, budget, warps_per_block)
         return memory_keys(self.sampled[0], self.source, table)
 
 
@@ -592,13 +593,15 @@ def _predict_launch(kernel: Kernel, launch: Launch, device: str | Device, jobs: 
         warm=warm_l2(sum(r.nbytes for r in regions), dev.memory.l2_kib * 1024))
     waves, rest = divmod(blocks, wave) if per_sm == psat else (0, blocks)
     tail_per_sm = math.ceil(rest / n_sm)
-    needed = rnd.sample(table, budget)
+    # a sampled round of a launch of several waves has its blocks drifted apart
+    drift = trace.warps_per_block if waves > 1 else None
+    needed = rnd.sample(table, budget, drift)
     tail = None
     if rest and tail_per_sm < per_sm:
         # the tail's warps are simulated as far into their streams as the full round's
         tail = _round_streams(trace, stands[:tail_per_sm], sources[:tail_per_sm], orders,
                               by_warp)
-        needed |= tail.sample(table, max(budget * tail_per_sm // per_sm, 1))
+        needed |= tail.sample(table, max(budget * tail_per_sm // per_sm, 1), drift)
     costs = fix_costs(request_costs(trace, sharing=sharing, wpb=trace.warps_per_block,
                                     only=needed, accesses=accesses), fixes)
     # the SASS (being read on the worker thread meanwhile) changes how long instructions
