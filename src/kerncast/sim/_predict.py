@@ -19,8 +19,9 @@
    (:mod:`kerncast.sim._regbanks`);
 3. cost every memory request (bank conflicts, sectors, the share of DRAM fetches from
    :mod:`kerncast.sim._sharing`) and simulate the round on the warp pipeline (L1 and
-   L2 modelled in issue order). Long rounds are traced and simulated over a prefix of
-   every warp and extrapolated. A round simulated whole is followed by up to
+   L2 modelled in issue order). Long rounds are traced and simulated over windows of
+   every warp's stream and extrapolated; in a launch of several waves each block's
+   windows sit at a phase of its own (the resident blocks of a long launch drift apart). A round simulated whole is followed by up to
    :data:`GENERATIONS` more (as the budget allows, and the launch has waves), each
    block's slot taking the next block when it ends (after the calibrated turnaround
    and the block scheduler's rate): blocks drift apart as over a launch of many waves,
