@@ -21,11 +21,12 @@
    :mod:`kerncast.sim._sharing`) and simulate the round on the warp pipeline (L1 and
    L2 modelled in issue order). Long rounds are traced and simulated over windows of
    every warp's stream and extrapolated; in a launch of several waves each block's
-   windows sit at a phase of its own (the resident blocks of a long launch drift apart). A round simulated whole is followed by up to
-   :data:`GENERATIONS` more (as the budget allows, and the launch has waves), each
-   block's slot taking the next block when it ends (after the calibrated turnaround
-   and the block scheduler's rate): blocks drift apart as over a launch of many waves,
-   and the round time is the steady spacing of the rounds' ends;
+   windows sit at a phase of its own (the resident blocks of a long launch drift
+   apart). A round simulated whole is followed by up to :data:`GENERATIONS` more (as
+   the budget allows, and the launch has waves), each block's slot taking the next
+   block when it ends (after the calibrated turnaround and the block scheduler's rate):
+   blocks drift apart as over a launch of many waves, and the round time is the steady
+   spacing of the rounds' ends;
 4. scale to the grid: ``full waves x round time + tail-wave time``, bounded below by
    the block scheduler's dispatch rate, by the L2's atomic units and by the grid's
    longest data-dependent loop (:mod:`kerncast.sim._straggler`: a thread that walks
