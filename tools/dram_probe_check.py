@@ -25,8 +25,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 def main(argv: list[str] | None = None) -> int:
-    from kerncast.calibrate import load_calibration
-    from kerncast.calibrate._run import LOADED_BYTES, LOADED_CURVE, LOADED_THREADS, SOURCE
+    from kerncast.calibrate import LOADED_CURVE, load_calibration
+    from kerncast.calibrate._run import LOADED_BYTES, LOADED_THREADS, SOURCE
     from kerncast.core import Kernel, Launch
     from kerncast.core._args import Array, Scalar
     from kerncast.sim import predict_launch

@@ -6,7 +6,9 @@ seed's section IV-A2), and the calibration files the static simulator reads.
 from kerncast.calibrate._analysis import cache_size_from_curve, fit_line, granularity_from_curve
 from kerncast.calibrate._model import (
     CALIBRATION_DIR,
+    LOADED_CURVE,
     STORE_CURVE,
+    TURNAROUND_CURVE,
     Calibration,
     InstructionTiming,
     load_calibration,
@@ -14,7 +16,9 @@ from kerncast.calibrate._model import (
 
 __all__ = [
     "CALIBRATION_DIR",
+    "LOADED_CURVE",
     "STORE_CURVE",
+    "TURNAROUND_CURVE",
     "Calibration",
     "InstructionTiming",
     "cache_size_from_curve",

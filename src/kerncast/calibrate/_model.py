@@ -23,13 +23,17 @@ from pathlib import Path
 
 from kerncast._errors import InputError
 
-__all__ = ["CALIBRATION_DIR", "STORE_CURVE", "Calibration", "InstructionTiming",
-           "load_calibration"]
+__all__ = ["CALIBRATION_DIR", "LOADED_CURVE", "STORE_CURVE", "TURNAROUND_CURVE", "Calibration",
+           "InstructionTiming", "load_calibration"]
 
 CALIBRATION_DIR = Path(__file__).with_name("data")
 #: the curve of scattered stores: [sectors per request, bytes of each sector written,
 #: sectors written per cycle per SM], measured over a matrix beyond the L2
 STORE_CURVE = "store_sectors_per_clk_sm_vs_shape"
+#: a block slot's turnaround by block size: [warps per block, cycles, cycles per spun cycle]
+TURNAROUND_CURVE = "block_turnaround_cycles_vs_warps"
+#: the DRAM under load: [bytes in flight per SM, warps per SM, read GB/s, latency cycles]
+LOADED_CURVE = "dram_latency_vs_inflight"
 
 
 @dataclass(frozen=True)

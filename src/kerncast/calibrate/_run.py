@@ -19,7 +19,8 @@ import numpy as np
 from kerncast import __version__
 from kerncast._errors import ToolchainError
 from kerncast.calibrate._analysis import cache_size_from_curve, fit_line, granularity_from_curve
-from kerncast.calibrate._model import STORE_CURVE, Calibration, InstructionTiming
+from kerncast.calibrate._model import (LOADED_CURVE, STORE_CURVE, TURNAROUND_CURVE, Calibration,
+                                       InstructionTiming)
 from kerncast.devices import Device
 
 __all__ = ["ARITH_OPS", "PARTS", "run_calibration", "update_part"]
@@ -400,7 +401,6 @@ def _launch(b: _Bench, progress) -> tuple[dict[str, float], dict[str, list[list[
 #: per block it is measured at
 TURNAROUND_SPINS, TURNAROUND_WAVES = (2_000, 4_000, 8_000, 16_000), 64
 TURNAROUND_WARPS = (1, 2, 4, 8, 16, 32)
-TURNAROUND_CURVE = "block_turnaround_cycles_vs_warps"
 
 
 def _turnaround(b: _Bench, progress) -> tuple[dict[str, float], list[list[float]]]:
@@ -431,7 +431,6 @@ def _turnaround(b: _Bench, progress) -> tuple[dict[str, float], list[list[float]
 #: reads and its block's threads
 LOADED_WARPS, LOADED_LOADS, LOADED_BYTES = (2, 4, 8, 16, 32, 64), (1, 2, 4, 8), 1 << 30
 LOADED_THREADS = 64
-LOADED_CURVE = "dram_latency_vs_inflight"
 
 
 def _loaded_latency(b: _Bench, progress) -> dict[str, list[list[float]]]:

@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 
 from kerncast._errors import InputError
-from kerncast.calibrate import CALIBRATION_DIR, STORE_CURVE, Calibration, load_calibration
+from kerncast.calibrate import (CALIBRATION_DIR, LOADED_CURVE, STORE_CURVE, TURNAROUND_CURVE,
+                                Calibration, load_calibration)
 from kerncast.devices import Device, get_device, list_devices
 from kerncast.ptx import InstrClass
 
@@ -27,8 +28,6 @@ __all__ = ["PIPES", "Machine", "machine_for"]
 
 #: the calibration's cycles from a block's end to the next block's start in its slot
 TURNAROUND = "block_turnaround_cycles"
-TURNAROUND_CURVE = "block_turnaround_cycles_vs_warps"
-LOADED_CURVE = "dram_latency_vs_inflight"
 #: the share of the DRAM's peak past which the loaded-latency probe measures the queue of
 #: a saturated DRAM (latency = bytes in flight / peak), which the pipeline's DRAM server
 #: forms itself; the latency added for the load stops growing there

@@ -397,6 +397,18 @@ class _Bandwidth:
         return self.free - now
 
 
+def _interp(xs: tuple[float, ...], ys: tuple[float, ...], x: float) -> float:
+    """``ys`` at ``x``, linear between the points ``xs`` (ascending), held flat past
+    either end: a calibrated curve looked up on the event loop's path, where
+    ``np.interp`` on one value costs more than the whole lookup."""
+    if x <= xs[0]:
+        return ys[0]
+    if x >= xs[-1]:
+        return ys[-1]
+    k = bisect.bisect_right(xs, x)
+    return ys[k - 1] + (x - xs[k - 1]) / (xs[k] - xs[k - 1]) * (ys[k] - ys[k - 1])
+
+
 class _Dram(_Bandwidth):
     """The SM's share of DRAM: reads and writes each at their calibrated rate, and the
     turnarounds between them at the cost that makes an even mix run at the calibrated
@@ -433,15 +445,7 @@ class _Dram(_Bandwidth):
         """Cycles the DRAM's latency has grown by under its present load."""
         if self.load is None:
             return 0.0
-        shares, cycles = self.load
-        share = self.recent / self.window
-        k = bisect.bisect_right(shares, share)
-        if k == 0:
-            return cycles[0]
-        if k == len(shares):
-            return cycles[-1]
-        f = (share - shares[k - 1]) / (shares[k] - shares[k - 1])
-        return cycles[k - 1] + f * (cycles[k] - cycles[k - 1])
+        return _interp(*self.load, self.recent / self.window)
 
 
 #: lines from which a store whose every sector lies in its own line is a scatter (the
@@ -453,16 +457,7 @@ def _partial_store_cycles(rates: tuple[tuple[float, ...], tuple[float, ...]], se
                           piece: float) -> float:
     """Cycles the SM's store path takes for ``sectors`` sectors that each receive ``piece``
     bytes, at the calibrated rate of such stores (interpolated in the piece size)."""
-    pieces, per_cycle = rates
-    if piece <= pieces[0]:
-        rate = per_cycle[0]
-    elif piece >= pieces[-1]:
-        rate = per_cycle[-1]
-    else:
-        k = bisect.bisect_right(pieces, piece)
-        f = (piece - pieces[k - 1]) / (pieces[k] - pieces[k - 1])
-        rate = per_cycle[k - 1] + f * (per_cycle[k] - per_cycle[k - 1])
-    return sectors / rate
+    return sectors / _interp(*rates, piece)
 
 
 class _Sim:
