@@ -121,6 +121,28 @@ def test_a_half_rate_pipe_halves_throughput(machine):
     assert t32.busy["fp64"] == 0.0
 
 
+def test_an_instruction_holds_every_pipe_its_sass_needs(machine):
+    """An integer multiply-add takes the FP32 pair and its heavy half: integer ALU
+    instructions beside it run at the ALU's own rate, a second multiply waits for the
+    heavy half."""
+    alu, fma, heavy = (PIPES.index(p) for p in ("alu", "fma", "fma_heavy"))
+    warps = 32
+    imad = Op(K_ALU, heavy, 2.0, 1, 4.0, (), (0,), ((fma, 1.0),))
+    add = Op(K_ALU, alu, 2.0, 1, 4.0, (), (1,))
+    ffma = Op(K_ALU, fma, 1.0, 1, 4.0, (), (2,))
+    mixed = _run(machine, [[0, 1] * N] * warps, [imad, add])
+    per_scheduler = N * warps / machine.schedulers
+    # each pipe takes two cycles a warp instruction and they overlap: two per two cycles
+    assert mixed.cycles == pytest.approx(2 * per_scheduler, rel=0.03)
+    assert mixed.busy["fma"] == pytest.approx(per_scheduler)
+    assert mixed.busy["fma_heavy"] == pytest.approx(2 * per_scheduler)
+    # FFMAs take the pair's other half while the multiplies hold the heavy one
+    with_fp32 = _run(machine, [[0, 1] * N] * warps, [imad, ffma])
+    assert with_fp32.cycles == pytest.approx(2 * per_scheduler, rel=0.03)
+    only_imad = _run(machine, [[0, 0] * N] * warps, [imad])
+    assert only_imad.cycles == pytest.approx(4 * per_scheduler, rel=0.03)
+
+
 def test_simulation_is_deterministic(machine):
     table = [_alu(machine, "fp32", (0,), (1,)), _alu(machine, "sfu", (1,), (0,)),
              _mem((0,), (2,)), _alu(machine, "int", (2,), (0,))]

@@ -3,6 +3,7 @@ the pipeline charges for them."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -10,12 +11,16 @@ import pytest
 
 from kerncast.ptx import InstrClass
 from kerncast.sim._pipeline import K_ALU, K_MEM, Op
-from kerncast.sim._sassissue import charge_sass_issue
+from kerncast.sim._machine import PIPES
+from kerncast.sim._sassissue import SassIssue, charge_sass_issue
 from kerncast.trace import _sasscode
 
 needs_tools = pytest.mark.skipif(bool(_sasscode.missing_tools()),
                                  reason="needs ptxas and nvdisasm")
-FMA, ALU, LSU = 1, 0, 6  # PIPES.index("fma"), ("alu"), ("lsu")
+FMA, ALU, LSU, SFU, CVT, CTRL, HEAVY = (PIPES.index(p) for p in (
+    "fma", "alu", "lsu", "sfu", "cvt", "ctrl", "fma_heavy"))
+MACHINE = SimpleNamespace(measured_whole=frozenset({"fp32_div"}), alu_cycles=2.0,
+                          heavy_cycles=2.0)
 
 
 def _program(*classes):
@@ -23,31 +28,77 @@ def _program(*classes):
 
 
 def test_charges_follow_the_sass_per_pipe():
-    machine = SimpleNamespace(measured_whole=frozenset({"fp32_div"}))
     fma = Op(K_ALU, FMA, 1.0, 1, 4.0, (0,), (1,))
     add = Op(K_ALU, ALU, 1.0, 1, 5.0, (1,), (2,))
     load = Op(K_MEM, LSU, 1.0, 1, 0.0, (2,), (3,))
     div = Op(K_ALU, FMA, 8.0, 8, 57.0, (3,), (4,))
     program = _program(InstrClass.FP32, InstrClass.INT, InstrClass.LD_GLOBAL,
                        InstrClass.FP32_DIV)
-    out = charge_sass_issue([fma, add, load, div], {0: 0.5, 1: 0.5, 2: 2.0, 3: 12.0},
-                            program, machine)
+    out = charge_sass_issue(
+        [fma, add, load, div],
+        {0: SassIssue(0.5, fp32=0.5), 1: SassIssue(0.5, alu=0.5), 2: SassIssue(2.0),
+         3: SassIssue(12.0, fp32=6.0)}, program, MACHINE)
     # half of the fma's executions were folded away: half the slots and pipe time
-    assert (out[0].slots, out[0].issue, out[0].latency) == (0.5, 0.5, 4.0)
-    # the integer rate is calibrated per PTX instruction, ptxas's folding included
-    assert (out[1].slots, out[1].issue) == (0.5, 1.0)
+    assert (out[0].slots, out[0].issue, out[0].latency, out[0].also) == (0.5, 0.5, 4.0, ())
+    # an integer add is the ALU's: two cycles a SASS instruction, for the half left
+    assert (out[1].pipe, out[1].slots, out[1].issue) == (ALU, 0.5, 1.0)
     # a load's address arithmetic takes scheduler slots, not the load/store path
     assert (out[2].slots, out[2].issue) == (2.0, 1.0)
     # a sequence calibrated whole keeps its calibration
     assert out[3] == div
     # more SASS than PTX takes slots, not more of the PTX instruction's pipe
-    assert charge_sass_issue([fma], {0: 3.0}, _program(InstrClass.FP32), machine)[0].issue == 1.0
+    more = charge_sass_issue([fma], {0: SassIssue(3.0, fp32=1.0)},
+                             _program(InstrClass.FP32), MACHINE)[0]
+    assert (more.slots, more.issue) == (3.0, 1.0)
+
+
+def test_an_integer_instruction_made_a_multiply_add_holds_the_heavy_half():
+    shl = Op(K_ALU, ALU, 1.0, 1, 5.0, (0,), (1,))
+    out = charge_sass_issue([shl], {0: SassIssue(1.0, heavy=1.0)},
+                            _program(InstrClass.INT), MACHINE)[0]
+    assert (out.pipe, out.issue, out.also) == (HEAVY, 2.0, ((FMA, 1.0),))
+
+
+def test_a_float_compare_is_the_alus():
+    setp = Op(K_ALU, FMA, 1.0, 1, 4.0, (0,), (1,))
+    out = charge_sass_issue([setp], {0: SassIssue(1.0, alu=1.0)},
+                            _program(InstrClass.FP32), MACHINE)[0]
+    assert (out.pipe, out.issue, out.also) == (ALU, 2.0, ())
+
+
+def test_a_special_function_keeps_its_pipe_and_holds_its_wrappers_pipes():
+    # rsqrt.approx.f32: FSETP, FMUL, MUFU.RSQ, FMUL
+    rsqrt = Op(K_ALU, SFU, 8.0, 1, 39.0, (0,), (1,))
+    out = charge_sass_issue([rsqrt], {0: SassIssue(4.0, alu=1.0, fp32=2.0, xu=1.0)},
+                            _program(InstrClass.SFU), MACHINE)[0]
+    assert (out.pipe, out.slots, out.issue) == (SFU, 4.0, 8.0)
+    assert sorted(out.also) == [(ALU, 2.0), (FMA, 2.0)]
+
+
+def test_a_conversion_done_on_the_alu_frees_the_conversion_pipe():
+    cvt = Op(K_ALU, CVT, 4.0, 1, 11.0, (0,), (1,))
+    out = charge_sass_issue([cvt], {0: SassIssue(1.0, alu=1.0)},
+                            _program(InstrClass.CONVERSION), MACHINE)[0]
+    assert (out.pipe, out.issue, out.also) == (CVT, 0.0, ((ALU, 2.0),))
+
+
+def test_a_folded_instruction_holds_no_pipe():
+    mov = Op(K_ALU, ALU, 1.0, 1, 5.0, (0,), (1,))
+    out = charge_sass_issue([mov], {0: SassIssue(0.0)}, _program(InstrClass.MOVE), MACHINE)[0]
+    assert (out.pipe, out.slots, out.issue, out.also) == (CTRL, 0.0, 0.0, ())
 
 
 def test_pcs_without_ratio_are_left_alone():
-    machine = SimpleNamespace(measured_whole=frozenset())
     fma = Op(K_ALU, FMA, 1.0, 1, 4.0, (0,), (1,))
-    assert charge_sass_issue([fma], {}, _program(InstrClass.FP32), machine) == [fma]
+    assert charge_sass_issue([fma], {}, _program(InstrClass.FP32), MACHINE) == [fma]
+
+
+def test_the_machine_takes_the_alu_width_from_the_spec_and_the_multiply_from_calibration():
+    from kerncast.sim import machine_for
+
+    h100 = machine_for("h100")
+    assert h100.alu_cycles == 2.0  # 64 INT32 lanes an SM, four schedulers
+    assert h100.heavy_cycles == h100.issue["int_mul"] == 2.0
 
 
 @needs_tools
@@ -68,13 +119,47 @@ def test_ratios_add_up_to_the_executed_sass():
                     entry=compiled.entry, inplace=True, exact=False).trace
     ratios = pc_issue_ratios(trace, "sm_90")
     counts = trace.pc_counts[0]
-    issued = sum(ratios[pc] * counts[pc] for pc in ratios)
+    issued = sum(ratios[pc].slots * counts[pc] for pc in ratios)
     total = map_sass(trace, arch="sm_90").total
     # every executed SASS instruction that names a PTX line is charged to one of its pcs
     assert 0.9 * total <= issued <= total
     # ptxas turns this kernel's PTX into fewer SASS instructions (cvt and address
     # arithmetic folded, logf and expf shorter)
     assert issued < 0.9 * float(np.sum(counts))
+
+
+@needs_tools
+@pytest.mark.toolchain
+@pytest.mark.parametrize("name, config", [("arith_int32", {"bx": 256, "ilp": 2}),
+                                          ("arith_fp32", {"bx": 256, "ilp": 2})])
+def test_sass_pipes_match_nsight_computes_pipe_counters(name, config):
+    """The share of each pipe's SASS, from the mapped SASS of one block, against the
+    pipe counters Nsight Compute measured for the whole launch on an H100."""
+    import pandas as pd
+
+    from kerncast.corpus import get_kernel, make_args
+    from kerncast.emu import emulate
+    from kerncast.sim import cached_unit
+    from kerncast.sim._sassissue import pc_issue_ratios
+
+    kernel = get_kernel(name)
+    launch = kernel.launch("medium", config)
+    tu, module = cached_unit(kernel.instance(launch)[0], "h100")
+    args = make_args(kernel, launch, poison_outputs=False)
+    trace = emulate(module, launch, [args[a.name] for a in kernel.spec.args], [0],
+                    entry=tu.kernel(kernel.entry).entry, inplace=True, exact=False).trace
+    counts = trace.pc_counts[0]
+    issue = pc_issue_ratios(trace, "sm_90").items()
+    total = sum(sass.slots * counts[pc] for pc, sass in issue)
+    alu = sum(sass.alu * counts[pc] for pc, sass in issue) / total
+    fma = sum((sass.fp32 + sass.heavy) * counts[pc] for pc, sass in issue) / total
+    rows = pd.read_parquet(Path(__file__).resolve().parents[2] / "data" / "h100"
+                           / "counters.parquet")
+    row = rows[(rows.kernel == name) & (rows["size"] == "medium") & (rows.sample_k == 0)
+               & (rows.config == ",".join(f"{k}={v}" for k, v in config.items()))].iloc[0]
+    executed = row["smsp__inst_executed.sum"]
+    assert alu == pytest.approx(row["smsp__inst_executed_pipe_alu.sum"] / executed, abs=0.02)
+    assert fma == pytest.approx(row["smsp__inst_executed_pipe_fma.sum"] / executed, abs=0.02)
 
 
 @needs_tools

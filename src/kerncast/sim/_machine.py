@@ -34,8 +34,10 @@ TURNAROUND = "block_turnaround_cycles"
 SATURATED = 0.9
 
 # Execution pipes of a scheduler (sub-partition). Memory instructions go through the
-# SM-wide load/store path (``lsu``), modelled separately.
-PIPES = ("alu", "fma", "fp64", "sfu", "cvt", "ctrl", "lsu")
+# SM-wide load/store path (``lsu``), modelled separately. ``fma`` is the FP32 pair of
+# 16-lane pipes, one warp instruction a cycle between them; ``fma_heavy`` the half of it
+# that also runs integer multiplies (see ``kerncast.sim._sassissue``).
+PIPES = ("alu", "fma", "fp64", "sfu", "cvt", "ctrl", "lsu", "fma_heavy")
 
 # Instruction class -> (pipe, calibration key for throughput and latency).
 _CLASS = {
@@ -80,6 +82,10 @@ class Machine:
     # classes whose calibration timed the whole PTX instruction (a software sequence
     # included): their throughput and latency are not multiplied by the sequence
     measured_whole: frozenset[str] = frozenset({"fp32_div"})
+    #: cycles a scheduler's integer ALU takes per SASS warp instruction (the spec's INT32
+    #: lanes), and the heavy FP32 half per integer multiply (calibrated)
+    alu_cycles: float = 2.0
+    heavy_cycles: float = 2.0
 
     @property
     def sm_count(self) -> int:
@@ -392,10 +398,13 @@ def machine_for(device: str | Device, calibration: str | Calibration | None = No
     seen = cal.provenance.get("sm_clock_mhz_seen")
     clock = float(seen) if seen and not (adapted or cal.adapted_from) else dev.compute.boost_clock_mhz
     schedulers = dev.compute.schedulers_per_sm
-    issue, latency, pipe_of = _timings(cal, schedulers, dev.compute.warp_size)
+    warp = dev.compute.warp_size
+    issue, latency, pipe_of = _timings(cal, schedulers, warp)
     return Machine(device=dev, calibration=cal, adapted_from=adapted or cal.adapted_from,
                    clock_hz=clock * 1e6, schedulers=schedulers, issue=issue, latency=latency,
-                   pipe_of=pipe_of, sequence={k.value: v for k, v in _SEQUENCE.items()})
+                   pipe_of=pipe_of, sequence={k.value: v for k, v in _SEQUENCE.items()},
+                   alu_cycles=max(1.0, warp / (dev.throughput.int32 / schedulers)),
+                   heavy_cycles=issue[InstrClass.INT_MUL.value])
 
 
 def calibrated_devices() -> list[str]:

@@ -8,7 +8,9 @@ Event-driven, as the static-analysis seed's pipeline, extended for Hopper-class 
   ``warp size / (results per clock per scheduler)`` cycles;
 * a PTX instruction takes as many scheduler slots as ptxas's SASS executes for its
   line per execution (``_sassissue``: a folded ``mov`` none, a ``logf`` its sequence),
-  and holds its pipe less where ptxas removed part of its executions;
+  and holds the pipes that SASS needs (``Op.also`` beside its own: the integer ALU at
+  two cycles a warp instruction on Hopper, the heavy FP32 half for integer
+  multiply-adds), its class's pipe less where ptxas removed part of its executions;
 * a floating-point instruction whose SASS reads two distinct registers of one register
   bank (even or odd), not served by the operand reuse cache, holds its pipe a cycle
   longer per extra read (``_regbanks``; corpus arith_mixed's FFMAs run at half rate
@@ -89,6 +91,8 @@ class Op:
     latency: float
     srcs: tuple[int, ...]
     dsts: tuple[int, ...]
+    #: other pipes the instruction's SASS holds meanwhile: (pipe, cycles) pairs
+    also: tuple[tuple[int, float], ...] = ()
 
 
 @dataclass
@@ -591,7 +595,7 @@ class _Sim:
             heapq.heapify(h)
         self._heaps = heaps
         # plain lists and tuples: the loop below runs once per issued instruction
-        table = [(op.kind, op.pipe, op.issue, op.slots, op.latency, op.srcs, op.dsts)
+        table = [(op.kind, op.pipe, op.issue, op.slots, op.latency, op.srcs, op.dsts, op.also)
                  for op in self.table]
         pos = self.pos
         pcs_of = [p.tolist() if isinstance(p, np.ndarray) else list(p) for p, _ in self.streams]
@@ -649,12 +653,15 @@ class _Sim:
                 refresh_all()
                 continue
             pc = pcs_of[w][i]
-            kind, pipe, issue, slots, latency, srcs, dsts = table[pc]
+            kind, pipe, issue, slots, latency, srcs, dsts, also = table[pc]
             ready = readies[w]
             free = pipe_free[s]
             start = free[pipe]
             if start < now:
                 start = now
+            for p, _ in also:
+                if free[p] > start:
+                    start = free[p]
             for r in srcs:
                 if ready[r] > start:
                     start = ready[r]
@@ -675,6 +682,9 @@ class _Sim:
             sched_free[s] = now + slots
             free[pipe] = now + issue
             busy[pipe] += issue
+            for p, held in also:
+                free[p] = now + held
+                busy[p] += held
             pos[w] = i + 1
             mark = marks[w]
             if i == mark[0] or i == mark[1]:

@@ -11,51 +11,96 @@ assembled from (``-lineinfo``). Per PTX line, the SASS instructions executed ove
 the PTX instructions the pipeline issues there is that line's issue cost:
 :func:`pc_issue_ratios`.
 
-:func:`charge_sass_issue` gives each pc that many scheduler slots. Its pipe is held
-for its calibrated time scaled down where ptxas removed part of its executions,
-never up: SASS instructions beyond the PTX one (a ``logf``'s range reduction, an
-address's ``IMAD``) are not of its class, and the class's pipe is the wrong one to
-charge them to. Two exceptions keep their pipe time: the integer ALU's classes
-(additions, logic, moves: the calibration times PTX chains of them, and its rate
-already holds what ptxas makes of them, adds spread over the ALU and FMA pipes,
-shifts merged into ``LOP3``), and classes calibrated whole (a software sequence timed
-as one). Memory instructions keep their load/store path cost and take their extra
-SASS on the scheduler.
+Per line it also counts the SASS of each execution pipe that the pipeline models apart
+from the PTX instruction's own (:data:`PIPE_OF`, the pipes of Nsight Compute's
+``smsp__inst_executed_pipe_*`` counters: over six corpus kernels on an H100 the counts
+of the integer ALU's SASS match those counters to the third digit):
+
+* the integer ALU (``IADD3``, ``LOP3``, ``ISETP``, ``FSETP``, ``SHF``, ``SEL``, ``MOV``,
+  ``I2FP``...): 16 lanes a scheduler on Hopper (the spec's 64 INT32 lanes an SM), two
+  cycles a warp instruction (``data/probes/register_banks_h100.json``: an ``IADD3``
+  chain issues 0.49 a cycle);
+* the FP32 pipe pair: ``FFMA``, ``FADD``, ``FMUL`` and ``HFMA2`` take either of the two
+  16-lane halves, a warp instruction a cycle between them; ``IMAD``, ``IMUL``, ``IDP``
+  and ``VIADD`` only the heavy half, at the calibrated integer multiply's rate (two
+  cycles on an H100), and one of the pair's cycles too.
+
+:func:`charge_sass_issue` gives each pc that many scheduler slots, and holds each pipe for
+what its SASS needs there: the integer ALU and the FP32 pair for the SASS above, which a
+PTX integer instruction needs in place of its class's calibrated time (the calibration
+times PTX chains, whose adds ptxas spreads over both pipes). A pc of another class (a
+special function, FP64, a conversion) holds its own pipe for its calibrated time, scaled
+down where ptxas removed part of its executions, never up; a conversion whose SASS is an
+integer ALU instruction (``I2FP``) holds only the ALU. Classes calibrated whole (a
+software sequence timed as one) keep their calibration. Memory instructions keep their
+load/store path cost and take their extra SASS on the scheduler.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import replace
+from typing import NamedTuple
 
 from kerncast.ptx import InstrClass
 from kerncast.sim._machine import PIPES
 from kerncast.trace import assemble, map_sass, printed_module
 from kerncast.sim._pipeline import K_ALU, K_MEM
 
-__all__ = ["charge_sass_issue", "pc_issue_ratios"]
+__all__ = ["PIPE_OF", "SassIssue", "charge_sass_issue", "pc_issue_ratios"]
 
-_ALU = PIPES.index("alu")
+_ALU, _FMA, _HEAVY = PIPES.index("alu"), PIPES.index("fma"), PIPES.index("fma_heavy")
+_CTRL = PIPES.index("ctrl")
+_OWN_FROM_SASS = (_ALU, _FMA)
+
+#: SASS mnemonic (before the first dot) -> the pipe of it that the pipeline models apart
+#: from the PTX instruction's class: ``alu`` (the integer ALU), ``fp32`` (either half of
+#: the FP32 pair), ``heavy`` (the pair's heavy half only), ``xu`` (transcendentals and
+#: conversions, the class's own pipe)
+PIPE_OF = {
+    **dict.fromkeys(("IADD3", "IADD", "IABS", "LOP3", "LOP", "ISETP", "FSETP", "SHF", "SHL",
+                     "SHR", "SEL", "FSEL", "LEA", "IMNMX", "FMNMX", "PRMT", "PLOP3", "MOV",
+                     "P2R", "R2P", "SGXT", "BMSK", "F2FP", "I2FP", "VABSDIFF", "ISCADD"),
+                    "alu"),
+    **dict.fromkeys(("FFMA", "FADD", "FMUL", "HFMA2", "HADD2", "HMUL2", "FSWZADD"), "fp32"),
+    **dict.fromkeys(("IMAD", "IMUL", "IDP", "IDP4A", "VIADD"), "heavy"),
+    **dict.fromkeys(("MUFU", "I2F", "F2I", "F2F", "FRND", "POPC", "FLO", "BREV"), "xu"),
+}
 
 
-def pc_issue_ratios(trace, arch: str, issued=None) -> dict[int, float]:
-    """Per pc of the trace's program whose PTX line ran, the SASS instructions
-    executed per PTX instruction issued on that line (``issued``: per pc, how often the
-    pipeline issues it, predicated-off copies included; its executions by default). Raises
-    :class:`~kerncast.ToolchainError` when ptxas or nvdisasm is missing or fails,
-    ``ValueError`` when the trace holds no module."""
+class SassIssue(NamedTuple):
+    """What one execution of a PTX instruction issues as SASS: scheduler slots, and the
+    SASS of each pipe in :data:`PIPE_OF` (``0.5`` where ptxas keeps one copy of two)."""
+
+    slots: float
+    alu: float = 0.0
+    fp32: float = 0.0
+    heavy: float = 0.0
+    xu: float = 0.0
+
+
+def pc_issue_ratios(trace, arch: str, issued=None) -> dict[int, SassIssue]:
+    """Per pc of the trace's program whose PTX line ran, the SASS instructions executed
+    per PTX instruction issued on that line, in all and by pipe (``issued``: per pc, how
+    often the pipeline issues it, predicated-off copies included; its executions by
+    default). Raises :class:`~kerncast.ToolchainError` when ptxas or nvdisasm is missing
+    or fails, ``ValueError`` when the trace holds no module."""
     program = getattr(trace, "program", None)
     if program is None or program.module is None:
         raise ValueError("SASS issue slots need the PTX module the trace was emulated from")
     text, line_of = printed_module(program.module)
     code = assemble(text, arch, name=program.kernel.name)
     mapped = map_sass(trace, arch=arch, code=code)
-    sass: dict[int, float] = defaultdict(float)
+    sass: dict[int, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     for function, index, count, _ in mapped.blocks:
         if count:
             for ins in code.function(function).blocks[index].instructions:
                 if ins.line:
-                    sass[ins.line] += count
+                    per_pipe = sass[ins.line]
+                    per_pipe["slots"] += count
+                    pipe = PIPE_OF.get(ins.base)
+                    if pipe:
+                        per_pipe[pipe] += count
     warp_counts = trace.pc_counts[0] if issued is None else issued
     ptx: dict[int, float] = defaultdict(float)
     lines: dict[int, int] = {}
@@ -64,19 +109,41 @@ def pc_issue_ratios(trace, arch: str, issued=None) -> dict[int, float]:
         if line:
             ptx[line] += float(warp_counts[pc])
             lines[pc] = line
-    return {pc: sass.get(line, 0.0) / ptx[line] for pc, line in lines.items() if ptx[line]}
+    return {pc: _per_execution(sass.get(line), ptx[line]) for pc, line in lines.items()
+            if ptx[line]}
 
 
-def charge_sass_issue(table: list, ratios: dict[int, float], program, machine) -> list:
-    """``table`` with each pc issued as the SASS instructions ``ratios`` gives it (see
-    the module doc for what is charged where)."""
+def _per_execution(counts: dict[str, float] | None, executions: float) -> SassIssue:
+    if not counts:
+        return SassIssue(0.0)
+    return SassIssue(*(counts.get(field, 0.0) / executions for field in SassIssue._fields))
+
+
+def charge_sass_issue(table: list, issue: dict[int, SassIssue], program, machine) -> list:
+    """``table`` with each pc issued as the SASS ``issue`` gives it (see the module doc
+    for what is charged where)."""
     out = list(table)
-    for pc, ratio in ratios.items():
+    for pc, sass in issue.items():
         op = out[pc]
-        item = program.items[pc]
+        cls = InstrClass(program.items[pc].iclass)
         if op.kind == K_MEM:
-            out[pc] = replace(op, slots=max(ratio, 1.0))
-        elif op.kind == K_ALU and InstrClass(item.iclass).value not in machine.measured_whole:
-            scale = 1.0 if op.pipe == _ALU else min(ratio, 1.0)
-            out[pc] = replace(op, slots=ratio, issue=op.issue * scale)
+            out[pc] = replace(op, slots=max(sass.slots, 1.0))
+        elif op.kind == K_ALU and cls.value not in machine.measured_whole:
+            out[pc] = _charged(op, cls, sass, machine)
     return out
+
+
+def _charged(op, cls: InstrClass, sass: SassIssue, machine):
+    held = {_ALU: sass.alu * machine.alu_cycles,
+            _FMA: sass.fp32 + sass.heavy,
+            _HEAVY: sass.heavy * machine.heavy_cycles}
+    if op.pipe in _OWN_FROM_SASS:
+        # the busiest pipe of its SASS is the instruction's own (none: folded away)
+        pipe = max(held, key=held.__getitem__) if any(held.values()) else _CTRL
+        issue = held.pop(pipe, 0.0)
+    else:
+        pipe = op.pipe
+        scale = sass.xu if cls is InstrClass.CONVERSION else sass.slots
+        issue = op.issue * min(scale, 1.0)
+    also = tuple((p, cycles) for p, cycles in held.items() if cycles > 0.0)
+    return replace(op, pipe=pipe, slots=sass.slots, issue=issue, also=also)
