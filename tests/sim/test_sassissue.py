@@ -130,8 +130,9 @@ def test_ratios_add_up_to_the_executed_sass():
 
 @needs_tools
 @pytest.mark.toolchain
-@pytest.mark.parametrize("name, config", [("arith_int32", {"bx": 256, "ilp": 2}),
-                                          ("arith_fp32", {"bx": 256, "ilp": 2})])
+@pytest.mark.parametrize("name, config", [
+    ("arith_int32", {"bx": 256, "ilp": 2}), ("arith_fp32", {"bx": 256, "ilp": 2}),
+    ("coulomb_potential", {"bx": 32, "by": 4, "unroll": 4})])
 def test_sass_pipes_match_nsight_computes_pipe_counters(name, config):
     """The share of each pipe's SASS, from the mapped SASS of one block, against the
     pipe counters Nsight Compute measured for the whole launch on an H100."""
@@ -153,6 +154,7 @@ def test_sass_pipes_match_nsight_computes_pipe_counters(name, config):
     total = sum(sass.slots * counts[pc] for pc, sass in issue)
     alu = sum(sass.alu * counts[pc] for pc, sass in issue) / total
     fma = sum((sass.fp32 + sass.heavy) * counts[pc] for pc, sass in issue) / total
+    xu = sum(sass.xu * counts[pc] for pc, sass in issue) / total
     rows = pd.read_parquet(Path(__file__).resolve().parents[2] / "data" / "h100"
                            / "counters.parquet")
     row = rows[(rows.kernel == name) & (rows["size"] == "medium") & (rows.sample_k == 0)
@@ -160,6 +162,7 @@ def test_sass_pipes_match_nsight_computes_pipe_counters(name, config):
     executed = row["smsp__inst_executed.sum"]
     assert alu == pytest.approx(row["smsp__inst_executed_pipe_alu.sum"] / executed, abs=0.02)
     assert fma == pytest.approx(row["smsp__inst_executed_pipe_fma.sum"] / executed, abs=0.02)
+    assert xu == pytest.approx(row["smsp__inst_executed_pipe_xu.sum"] / executed, abs=0.02)
 
 
 @needs_tools
