@@ -129,11 +129,12 @@ def charge_sass_issue(table: list, issue: dict[int, SassIssue], program, machine
         if op.kind == K_MEM:
             out[pc] = replace(op, slots=max(sass.slots, 1.0))
         elif op.kind == K_ALU and cls.value not in machine.measured_whole:
-            out[pc] = _charged(op, cls, sass, machine)
+            out[pc] = _held(op, cls, sass, machine)
     return out
 
 
-def _charged(op, cls: InstrClass, sass: SassIssue, machine):
+def _held(op, cls: InstrClass, sass: SassIssue, machine):
+    """``op`` holding the pipes of its SASS (see the module doc)."""
     held = {_ALU: sass.alu * machine.alu_cycles,
             _FMA: sass.fp32 + sass.heavy,
             _HEAVY: sass.heavy * machine.heavy_cycles}
