@@ -157,3 +157,16 @@ def test_the_table_names_the_calibrated_waits_a_prediction_rests_on(capsys):
     text = " ".join(out.split())  # however the console wraps it
     assert "block_turnaround=" in text and "cycles (h200)" in text
     assert "dram_load_latency=up to +" in text and "of peak (h200)" in text
+
+
+def test_the_breakdown_names_the_pipe_compute_is_the_time_of(capsys):
+    code, out, _ = _run(capsys, ["predict", "corpus:arith_int32", "--size", "medium",
+                                 "--device", "h100"])
+    assert code == 0
+    text = " ".join(out.split())
+    # shifts, logic and compares: the integer ALU, at two cycles a warp instruction
+    assert "compute is the integer ALU: busy" in text
+    code, out, _ = _run(capsys, ["predict", "corpus:arith_int32", "--size", "medium",
+                                 "--device", "h100", "--json"])
+    pipe = json.loads(out)["based_on"]["compute_pipe"]
+    assert pipe["pipe"] == "alu" and 0.5 < pipe["busy"] <= 1.0

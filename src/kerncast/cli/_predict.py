@@ -52,6 +52,14 @@ def _waits(based_on: dict) -> dict[str, str]:
     return out
 
 
+def _pipe_note(based_on: dict) -> str | None:
+    """Which pipe the static model's compute part is the time of, and how busy it is."""
+    pipe = based_on.get("compute_pipe")
+    if not isinstance(pipe, dict):
+        return None
+    return f"compute is the {pipe['label']}: busy {pipe['busy']:.0%} of the simulated round"
+
+
 def _fmt(seconds: float) -> str:
     if seconds != seconds or seconds == float("inf"):
         return "-"
@@ -114,6 +122,8 @@ def predict_cmd(
                   f"[bold]{_fmt(p.seconds)}[/], bottleneck: {p.bottleneck}")
     if p.breakdown:
         show_breakdown(p.breakdown, p.seconds)
+        if note := _pipe_note(p.based_on):
+            console.print(note)
     if p.based_on.get("interval_80"):
         low, high = p.based_on["interval_80"]
         console.print(f"80% interval: {_fmt(low)} to {_fmt(high)} "

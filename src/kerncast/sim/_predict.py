@@ -848,6 +848,13 @@ def _scattered(request: np.ndarray, address: np.ndarray) -> np.ndarray:
     return ((distinct > 1) & ~coalesced)[inverse]
 
 
+#: what the breakdown calls each pipe of :data:`kerncast.sim._machine.PIPES`
+PIPE_LABELS = {"alu": "integer ALU", "fma": "FP32 pipes",
+               "fma_heavy": "FP32 heavy half (integer multiply-adds)", "fp64": "FP64 pipe",
+               "sfu": "special-function unit", "cvt": "conversion and shuffle pipe",
+               "ctrl": "control"}
+
+
 def _result(seconds: float, cycles: float, full: RoundResult, machine: Machine, launch: float,
             based_on: dict) -> StaticResult:
     """The breakdown: each part is the time the round's busiest resource of that kind
@@ -863,6 +870,10 @@ def _result(seconds: float, cycles: float, full: RoundResult, machine: Machine, 
              * rounds / clock, "launch": launch}
     busiest = max(parts["compute"], parts["memory"])
     parts["latency"] = max(seconds - launch - busiest, 0.0)
+    if compute > 0.0:
+        pipe = max((k for k in full.busy if k != "lsu"), key=full.busy.__getitem__)
+        based_on["compute_pipe"] = {"pipe": pipe, "label": PIPE_LABELS.get(pipe, pipe),
+                                    "busy": round(min(compute / max(full.cycles, 1e-9), 1.0), 3)}
     bottleneck = max(("compute", "memory", "latency", "synchronisation", "launch"),
                      key=lambda k: parts[k])
     return StaticResult(seconds, parts, bottleneck, based_on)
