@@ -1,11 +1,15 @@
 """What the GPU probes in tools/ share: the spin kernel ahead of each timed launch, the
-timing, the SASS of the probe source and the provenance of the output. Needs CuPy,
-nvcc, cuobjdump and NVML; the GPU's clocks are read, never set."""
+timing, the SASS of the probe source and the provenance of the output, or the
+calibration's own bench and a JSON file of rows. Needs CuPy, nvcc, cuobjdump and NVML;
+the GPU's clocks are read, never set."""
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
+import json
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -53,3 +57,35 @@ def provenance(props: dict, pynvml, method: str) -> dict:
             "sm_count": props["multiProcessorCount"],
             "driver": pynvml.nvmlSystemGetDriverVersion(),
             "measured_at": dt.datetime.now(dt.timezone.utc).isoformat(), "method": method}
+
+
+def calibration_bench(doc: str, argv: list[str] | None, device: str = "h200"):
+    """(the calibration's bench on GPU 0 with ``--device``'s spec, the parsed ``--out``),
+    or (None, None) after printing why there is no GPU to run on. ``doc`` is the probe's
+    module docstring, its first line the command's help."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--device", default=device, help="the spec of GPU 0")
+    parser.add_argument("--out", default="")
+    args = parser.parse_args(argv)
+    from kerncast import KerncastError  # noqa: PLC0415
+    from kerncast.calibrate._run import _Bench  # noqa: PLC0415 (the calibration's timing)
+    from kerncast.devices import get_device  # noqa: PLC0415
+
+    try:
+        return _Bench(get_device(args.device)), args.out
+    except KerncastError as exc:
+        print(exc, file=sys.stderr)
+        return None, None
+
+
+def write_rows(path: str, bench, command: str, rows: list[dict], **extra) -> None:
+    """The probe's rows at ``path`` (nothing where it is empty), with the device's name,
+    its SM count and clock, the time of the run and the command."""
+    if not path:
+        return
+    with open(path, "w") as f:
+        json.dump({"device_name": bench.name, "sm_count": bench.sms,
+                   "clock_hz": round(bench.clock_hz), **extra,
+                   "measured_at": dt.datetime.now(dt.timezone.utc).isoformat(
+                       timespec="seconds"),
+                   "command": command, "rows": rows}, f, indent=1)

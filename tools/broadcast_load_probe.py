@@ -22,13 +22,11 @@ device's name and the time of the run.
 
 from __future__ import annotations
 
-import argparse
-import datetime as dt
-import json
 import sys
 from pathlib import Path
 
 import numpy as np
+from _gpu_probe import calibration_bench, write_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
@@ -75,6 +73,16 @@ struct FromPlain {
   const float4* p;
   __device__ float4 operator()(int a) const { return p[a]; }
 };
+struct FromNcAhead {  // each step's atom loaded the step before
+  const float4* __restrict__ p;
+  int n;
+  float4 ahead;
+  __device__ float4 operator()(int a) {
+    float4 atom = ahead;
+    ahead = p[a + 1 < n ? a + 1 : a];
+    return atom;
+  }
+};
 struct FromShared {
   const float4* p;
   __device__ float4 operator()(int a) const { return p[a]; }
@@ -105,33 +113,7 @@ extern "C" __global__ void constant(const float4* __restrict__ atoms, float* gri
 }
 extern "C" __global__ void next(const float4* __restrict__ atoms, float* grid, int natoms,
                                 int gx, int gy, float h, float zslice) {
-  int i0 = blockIdx.x * blockDim.x * UNROLL + threadIdx.x;
-  int j = blockIdx.y * blockDim.y + threadIdx.y;
-  if (i0 >= gx || j >= gy) return;
-  float y = h * (float)j;
-  float x[UNROLL], e[UNROLL];
-#pragma unroll
-  for (int u = 0; u < UNROLL; u++) {
-    x[u] = h * (float)(i0 + u * (int)blockDim.x);
-    e[u] = 0.0f;
-  }
-  float4 atom = atoms[0];
-  for (int a = 0; a < natoms; a++) {
-    float4 ahead = atoms[a + 1 < natoms ? a + 1 : a];
-    float dy = y - atom.y, dz = zslice - atom.z;
-    float dyz2 = dy * dy + dz * dz;
-#pragma unroll
-    for (int u = 0; u < UNROLL; u++) {
-      float dx = x[u] - atom.x;
-      e[u] += atom.w * rsqrtf(dx * dx + dyz2);
-    }
-    atom = ahead;
-  }
-#pragma unroll
-  for (int u = 0; u < UNROLL; u++) {
-    int i = i0 + u * blockDim.x;
-    if (i < gx) grid[j * gx + i] += e[u];
-  }
+  lattice(FromNcAhead{atoms, natoms, atoms[0]}, grid, natoms, gx, gy, h, zslice);
 }
 """
 VARIANTS = ("nc", "plain", "next", "shared", "constant")
@@ -140,18 +122,8 @@ NATOMS, BX, UNROLL = 1024, 64, 4
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--device", default="h200", help="the spec of GPU 0")
-    parser.add_argument("--out", default="")
-    args = parser.parse_args(argv)
-    from kerncast import KerncastError  # noqa: PLC0415
-    from kerncast.calibrate._run import _Bench  # noqa: PLC0415 (the calibration's timing)
-    from kerncast.devices import get_device  # noqa: PLC0415
-
-    try:
-        bench = _Bench(get_device(args.device))
-    except KerncastError as exc:
-        print(exc, file=sys.stderr)
+    bench, out = calibration_bench(__doc__, argv)
+    if bench is None:
         return 1
     cp = bench.cp
     module = cp.RawModule(code=SOURCE, options=("-std=c++17",))
@@ -173,14 +145,7 @@ def main(argv: list[str] | None = None) -> int:
         rows.append({"variant": name, "us": round(seconds * 1e6, 2),
                      "cycles_per_atom": round(per_atom, 1)})
         print(f"{name:9s} {seconds * 1e6:8.2f} {per_atom:7.1f}", flush=True)
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump({"device_name": bench.name, "sm_count": bench.sms,
-                       "clock_hz": round(bench.clock_hz), "warps": warps,
-                       "measured_at": dt.datetime.now(dt.timezone.utc).isoformat(
-                           timespec="seconds"),
-                       "command": "python tools/broadcast_load_probe.py", "rows": rows}, f,
-                      indent=1)
+    write_rows(out, bench, "python tools/broadcast_load_probe.py", rows, warps=warps)
     return 0
 
 

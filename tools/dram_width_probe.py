@@ -15,13 +15,11 @@ the two the pipeline should charge. ``--out`` keeps the rows with the device's n
 
 from __future__ import annotations
 
-import argparse
-import datetime as dt
-import json
 import sys
 from pathlib import Path
 
 import numpy as np
+from _gpu_probe import calibration_bench, write_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
@@ -51,18 +49,8 @@ LOADS, WARPS, BYTES, THREADS = (1, 2, 4, 8), (2, 8, 32), 1 << 30, 64
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--device", default="h200", help="the spec of GPU 0")
-    parser.add_argument("--out", default="")
-    args = parser.parse_args(argv)
-    from kerncast import KerncastError  # noqa: PLC0415
-    from kerncast.calibrate._run import _Bench  # noqa: PLC0415 (the calibration's timing)
-    from kerncast.devices import get_device  # noqa: PLC0415
-
-    try:
-        bench = _Bench(get_device(args.device))
-    except KerncastError as exc:
-        print(exc, file=sys.stderr)
+    bench, out = calibration_bench(__doc__, argv)
+    if bench is None:
         return 1
     cp = bench.cp
     names = [f"inflight<{t},{n}>" for t, _ in TYPES for n in LOADS]
@@ -89,12 +77,7 @@ def main(argv: list[str] | None = None) -> int:
                              "latency_cycles": round(latency, 1)})
                 print(f"{name:6s} {loads:5d} {warps:5d} {lines:10d} {rows[-1]['gbs']:7.0f} "
                       f"{latency:8.0f}", flush=True)
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump({"device_name": bench.name, "sm_count": sms, "clock_hz": round(clock),
-                       "measured_at": dt.datetime.now(dt.timezone.utc).isoformat(
-                           timespec="seconds"),
-                       "command": "python tools/dram_width_probe.py", "rows": rows}, f, indent=1)
+    write_rows(out, bench, "python tools/dram_width_probe.py", rows)
     return 0
 
 

@@ -15,13 +15,11 @@ broadcast loads of ``tools/broadcast_load_probe.py`` suggest.
 
 from __future__ import annotations
 
-import argparse
-import datetime as dt
-import json
 import sys
 from pathlib import Path
 
 import numpy as np
+from _gpu_probe import calibration_bench, write_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
@@ -55,51 +53,37 @@ def _chain() -> np.ndarray:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--device", default="h200", help="the spec of GPU 0")
-    parser.add_argument("--out", default="")
-    args = parser.parse_args(argv)
-    from kerncast import KerncastError  # noqa: PLC0415
-    from kerncast.calibrate._run import _Bench  # noqa: PLC0415 (the calibration's clock)
-    from kerncast.devices import get_device  # noqa: PLC0415
-
-    try:
-        bench = _Bench(get_device(args.device))
-    except KerncastError as exc:
-        print(exc, file=sys.stderr)
+    bench, out = calibration_bench(__doc__, argv)
+    if bench is None:
         return 1
     cp = bench.cp
     fn = cp.RawModule(code=SOURCE).get_function("chase")
     nxt = cp.asarray(_chain())
     sink = cp.zeros(1, dtype=cp.uint32)
-    counts = sorted({1, 2, 4, 8, 16, 32, 64, bench.sms})
     rows = []
     print("SMs  same sector  own sectors  (cycles a hop, slowest warp)")
-    for sms in counts:
-        per = {}
-        for how, stride in (("same", 0), ("own", 977)):
-            cycles = cp.zeros(sms, dtype=cp.int64)
-            launch = ((sms,), (32,), (nxt, np.int32(HOPS), np.int32(stride), cycles, sink))
-            fn(*launch)  # the chain into the L2
-            best = None
-            for _ in range(3):
-                fn(*launch)
-                cp.cuda.runtime.deviceSynchronize()
-                hop = float(cp.asnumpy(cycles).max()) / HOPS
-                best = hop if best is None else min(best, hop)
-            per[how] = round(best, 1)
+    for sms in sorted({1, 2, 4, 8, 16, 32, 64, bench.sms}):
+        per = {how: _hop_cycles(cp, fn, nxt, sink, sms, stride)
+               for how, stride in (("same", 0), ("own", 977))}
         rows.append({"sms": sms, "same_sector_cycles": per["same"],
                      "own_sectors_cycles": per["own"]})
         print(f"{sms:4d} {per['same']:12.1f} {per['own']:12.1f}", flush=True)
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump({"device_name": bench.name, "sm_count": bench.sms,
-                       "clock_hz": round(bench.clock_hz), "hops": HOPS,
-                       "measured_at": dt.datetime.now(dt.timezone.utc).isoformat(
-                           timespec="seconds"),
-                       "command": "python tools/shared_sector_probe.py", "rows": rows}, f,
-                      indent=1)
+    write_rows(out, bench, "python tools/shared_sector_probe.py", rows, hops=HOPS)
     return 0
+
+
+def _hop_cycles(cp, fn, nxt, sink, sms: int, stride: int) -> float:
+    """The slowest warp's cycles a hop, the best of three runs after one that brings the
+    chain into the L2."""
+    cycles = cp.zeros(sms, dtype=cp.int64)
+    launch = ((sms,), (32,), (nxt, np.int32(HOPS), np.int32(stride), cycles, sink))
+    fn(*launch)
+    best = float("inf")
+    for _ in range(3):
+        fn(*launch)
+        cp.cuda.runtime.deviceSynchronize()
+        best = min(best, float(cp.asnumpy(cycles).max()) / HOPS)
+    return round(best, 1)
 
 
 if __name__ == "__main__":
