@@ -659,9 +659,10 @@ class _Sim:
             start = free[pipe]
             if start < now:
                 start = now
-            for p, _ in also:
-                if free[p] > start:
-                    start = free[p]
+            if also:
+                for p, _ in also:
+                    if free[p] > start:
+                        start = free[p]
             for r in srcs:
                 if ready[r] > start:
                     start = ready[r]
@@ -682,9 +683,10 @@ class _Sim:
             sched_free[s] = now + slots
             free[pipe] = now + issue
             busy[pipe] += issue
-            for p, held in also:
-                free[p] = now + held
-                busy[p] += held
+            if also:
+                for p, held in also:
+                    free[p] = now + held
+                    busy[p] += held
             pos[w] = i + 1
             mark = marks[w]
             if i == mark[0] or i == mark[1]:

@@ -862,7 +862,8 @@ def _result(seconds: float, cycles: float, full: RoundResult, machine: Machine, 
     barriers; latency is what the busiest part leaves unexplained."""
     clock = machine.clock_hz
     rounds = cycles / max(full.cycles, 1e-9)
-    compute = max((v for k, v in full.busy.items() if k != "lsu"), default=0.0)
+    pipe = max((k for k in full.busy if k != "lsu"), key=full.busy.__getitem__, default=None)
+    compute = full.busy[pipe] if pipe is not None else 0.0
     dram = full.dram_bytes / (machine.dram_bytes_per_cycle() / based_on["sm_count"])
     memory = max(full.busy.get("lsu", 0.0), dram)
     parts = {"compute": compute * rounds / clock, "memory": memory * rounds / clock,
@@ -871,7 +872,6 @@ def _result(seconds: float, cycles: float, full: RoundResult, machine: Machine, 
     busiest = max(parts["compute"], parts["memory"])
     parts["latency"] = max(seconds - launch - busiest, 0.0)
     if compute > 0.0:
-        pipe = max((k for k in full.busy if k != "lsu"), key=full.busy.__getitem__)
         based_on["compute_pipe"] = {"pipe": pipe, "label": PIPE_LABELS.get(pipe, pipe),
                                     "busy": round(min(compute / max(full.cycles, 1e-9), 1.0), 3)}
     bottleneck = max(("compute", "memory", "latency", "synchronisation", "launch"),
