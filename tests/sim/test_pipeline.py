@@ -8,6 +8,8 @@ issue rate binds, pipes and DRAM bandwidth limit throughput, barriers hold a blo
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pytest
 
@@ -695,3 +697,29 @@ def test_a_long_round_is_sampled_in_windows_at_each_blocks_own_phase():
     assert firsts[::wpb] == [int(b / blocks * spacing) for b in range(blocks)]
     for pcs, _ in drifted:  # every window whole and inside the stream
         assert len(pcs) == WINDOWS * width and max(pcs) < n
+
+
+def _ops_program(opcodes):
+    from types import SimpleNamespace
+
+    return [SimpleNamespace(kind="op", instr=SimpleNamespace(opcode=o)) for o in opcodes]
+
+
+def test_a_segment_issues_where_ptxas_placed_its_sass():
+    from kerncast.sim._pipeline import _schedule
+
+    load = partial(Op, K_MEM, 0, 1.0, 1, 0.0)
+    alu = partial(Op, K_ALU, 0, 1.0, 1, 4.0)
+    table = [load((9,), (0,)),    # 0: first sector
+             load((9,), (1,)),    # 1: second sector
+             alu((0,), (2,)),     # 2: folded into 3 (no SASS of its own)
+             alu((2,), (3,)),     # 3: the first atom's work
+             alu((1,), (4,))]     # 4: the second atom's work
+    items = _ops_program(["ld", "ld", "mul", "add", "add"])
+    pcs = list(range(5))
+    # a list scheduler hoists both loads; ptxas loads the second after the first's work
+    assert _schedule(pcs, table, items)[:2] == (0, 1)
+    assert _schedule(pcs, table, items, places={0: 0, 1: 32, 3: 16, 4: 48}) == (0, 2, 3, 1, 4)
+    # a place that contradicts a dependence does not move an instruction above its producer
+    assert _schedule(pcs, table, items, places={0: 40, 1: 0, 2: 8, 3: 16, 4: 24}) == (
+        1, 4, 0, 2, 3)

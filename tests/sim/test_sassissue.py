@@ -179,3 +179,51 @@ def test_predictions_say_how_they_issue(monkeypatch):
     without = predict_launch(*kernel.instance(config), "h100")
     assert without.based_on["issue_slots"].startswith("PTX: one issue per PTX instruction")
     assert without.seconds != with_sass.seconds
+
+
+def test_an_instruction_folded_into_its_user_takes_no_latency():
+    shr = Op(K_ALU, ALU, 1.0, 1, 5.0, (0,), (1,))     # folded into the add's LEA.HI
+    add = Op(K_ALU, ALU, 1.0, 1, 5.0, (1, 0), (2,))
+    lo = Op(K_ALU, HEAVY, 2.0, 1, 5.0, (3, 4), (5,))  # mul.lo: no SASS of its own...
+    hi = Op(K_ALU, HEAVY, 2.0, 1, 5.0, (3, 4), (6,))  # ...its mul.hi's IMAD.WIDE gives both
+    out = charge_sass_issue([shr, add, lo, hi],
+                            {0: SassIssue(0.0), 1: SassIssue(1.0, alu=1.0), 2: SassIssue(0.0),
+                             3: SassIssue(1.0, heavy=1.0)},
+                            _program(InstrClass.INT, InstrClass.INT, InstrClass.INT_MUL,
+                                     InstrClass.INT_MUL), MACHINE)
+    assert (out[0].slots, out[0].issue, out[0].latency) == (0.0, 0.0, 0.0)
+    assert out[1].latency == 5.0
+    assert (out[2].slots, out[2].latency) == (0.0, 5.0)
+
+
+@needs_tools
+@pytest.mark.toolchain
+def test_the_sass_places_the_second_sectors_loads_after_the_first_atoms_work():
+    """``coulomb_potential`` reads four atoms (two 32-byte sectors) a trip; ptxas loads
+    the second sector into registers the first two atoms' arithmetic freed."""
+    from kerncast.corpus import get_kernel, make_args
+    from kerncast.emu import emulate
+    from kerncast.sim import cached_unit
+    from kerncast.sim._sassissue import read_sass
+
+    kernel = get_kernel("coulomb_potential")
+    launch = kernel.launch("medium", {"bx": 64, "by": 1, "unroll": 4})
+    tu, module = cached_unit(kernel.instance(launch)[0], "h100")
+    args = make_args(kernel, launch, poison_outputs=False)
+    trace = emulate(module, launch, [args[a.name] for a in kernel.spec.args], [0],
+                    entry=tu.kernel(kernel.entry).entry, inplace=True, exact=False).trace
+    places = read_sass(trace, "sm_90").places
+    items = trace.program.items
+
+    def placed(opcode, vector=None):
+        return [places[pc] for pc, item in enumerate(items) if pc in places
+                and item.kind == "op" and item.instr.opcode == opcode
+                and (vector is None or item.instr.vector == vector)]
+
+    loads, roots = placed("ld", 4), placed("rsqrt")
+    assert len(loads) == 4
+    first, second = sorted(loads)[:2], sorted(loads)[2:]
+    assert max(first) < min(roots) < min(second)
+    assert all(pc not in places for pc, item in enumerate(items)
+               if item.kind == "op" and item.instr.opcode == "ld"
+               and item.instr.space == "param")  # ptxas reads parameters as constants

@@ -62,7 +62,7 @@ from kerncast.sim._memory import RequestCost, SMCaches, vector_carrier
 from kerncast.trace import KINDS, SPACES
 
 __all__ = ["RoundResult", "build_table", "constant_replays", "memory_keys", "sample_streams",
-           "simulate_round"]
+           "segment_orders", "simulate_round"]
 
 _MEM_CLASSES = {
     InstrClass.LD_GLOBAL, InstrClass.ST_GLOBAL, InstrClass.LD_SHARED, InstrClass.ST_SHARED,
@@ -214,11 +214,14 @@ def build_table(program, machine: Machine, vectors: list[tuple[int, ...]] = ()
 
 
 def _schedule(pcs: list[int], table: list[Op], items,
-              predicated: frozenset[int] = frozenset()) -> tuple[int, ...]:
+              predicated: frozenset[int] = frozenset(),
+              places: dict[int, int] | None = None) -> tuple[int, ...]:
     """List-schedule one straight-line segment as ptxas would: every instruction after the
     ones it depends on (registers read or written, memory order around stores, fences
-    in place), loads as early as their operands allow. The branches in ``predicated``
-    are if-converted: not fences, and the region each skips reads its guard."""
+    in place), loads as early as their operands allow; or, given ``places`` (per pc, the
+    offset of its SASS: :func:`kerncast.sim._sassissue.read_sass`), in the order ptxas
+    placed them. The branches in ``predicated`` are if-converted: not fences, and the
+    region each skips reads its guard."""
     deps: dict[int, set[int]] = {pc: set() for pc in pcs}
     last_write: dict[int, int] = {}
     readers: dict[int, list[int]] = {}
@@ -257,16 +260,43 @@ def _schedule(pcs: list[int], table: list[Op], items,
             last_write[r] = pc
             readers[r] = []
         need.discard(pc)
-    height = _heights(pcs, deps, table, items)
+    if places:
+        at = _sass_places(pcs, deps, places)
+        priority = {pc: (-at[pc], -pc) for pc in pcs}
+    else:
+        height = _heights(pcs, deps, table, items)
+        priority = {pc: (height[pc], -pc) for pc in pcs}
     order, placed = [], set()
     pending = list(pcs)
     while pending:
         ready = [pc for pc in pending if deps[pc] <= placed]
-        pick = max(ready, key=lambda pc: (height[pc], -pc))
+        pick = max(ready, key=priority.__getitem__)
         order.append(pick)
         placed.add(pick)
         pending.remove(pick)
     return tuple(order)
+
+
+def _sass_places(pcs: list[int], deps: dict[int, set[int]], places: dict[int, int]
+                 ) -> dict[int, float]:
+    """Per pc of a segment, where it issues among the others: its SASS's offset; for a pc
+    without SASS of its own (folded into a user, hoisted out of a loop), just before its
+    first user, else just after the last instruction it depends on, else first."""
+    users: dict[int, list[int]] = {pc: [] for pc in pcs}
+    for pc in pcs:
+        for d in deps[pc]:
+            users[d].append(pc)
+    at: dict[int, float] = {}
+    for pc in reversed(pcs):
+        if pc in places:
+            at[pc] = float(places[pc])
+        elif after := [at[u] for u in users[pc] if u in at]:
+            at[pc] = min(after) - 0.5
+    for pc in pcs:
+        if pc not in at:
+            before = [at[d] for d in deps[pc] if d in at]
+            at[pc] = max(before) + 0.5 if before else -1.0
+    return at
 
 
 _LOAD_LATENCY = 400.0  # what a list scheduler expects of a global load
@@ -357,19 +387,20 @@ def _chains(program) -> list[tuple[list[int], list[int], frozenset[int]]]:
     return out
 
 
-def segment_orders(program, table: list[Op]) -> dict:
+def segment_orders(program, table: list[Op], places: dict[int, int] | None = None) -> dict:
     """Issue order of every segment whose order differs from the PTX order (keyed by its
     first pc); and, keyed ``("chain", first pc)``, ``(segment starts, segment ends,
     order, regions)`` of every chain of segments joined by if-converted branches: the
     order of a warp that runs all of it (ptxas predicates the regions and hoists their
     loads), and which segments are guarded regions holding a load (which a warp whose
-    guard fails issues predicated off rather than branching over)."""
+    guard fails issues predicated off rather than branching over). Given ``places`` (see
+    :func:`_schedule`), the orders are ptxas's."""
     orders: dict = {}
     for start in program.segment_starts:
         end = program.segment_end(start)
         pcs = list(range(start, end))
         if len(pcs) > 2:
-            order = _schedule(pcs, table, program.items)
+            order = _schedule(pcs, table, program.items, places=places)
             if list(order) != pcs:
                 orders[start] = order
     for seg_starts, seg_ends, branches in _chains(program):
@@ -378,7 +409,7 @@ def segment_orders(program, table: list[Op]) -> dict:
                         if seg_ends[c - 1] - 1 in branches
                         and _has_load(program.items, table, seg_starts[c], seg_ends[c]))
         orders[("chain", seg_starts[0])] = (tuple(seg_starts), tuple(seg_ends),
-                                            _schedule(pcs, table, program.items, branches),
+                                            _schedule(pcs, table, program.items, branches, places),
                                             regions)
     return orders
 

@@ -57,9 +57,10 @@ from kerncast.sim._inputs import data_dependent, emulation_args
 from kerncast.sim._machine import Machine, machine_for
 from kerncast.sim._memory import request_costs, static_vectors
 from kerncast.sim._pipeline import (DEFAULT_BUDGET, RoundResult, build_table, constant_replays,
-                                    memory_keys, sample_streams, simulate_round)
+                                    memory_keys, sample_streams, segment_orders,
+                                    simulate_round)
 from kerncast.sim._regbanks import charge_conflicts, pc_conflicts
-from kerncast.sim._sassissue import charge_sass_issue, pc_issue_ratios
+from kerncast.sim._sassissue import SassIssue, SassReading, charge_sass_issue, read_sass
 from kerncast.sim._sharing import probe_blocks, resident_shares, warm_l2, wave_sharing
 from kerncast.sim._straggler import LoopBound, loop_trip_bound
 from kerncast.sim._whatif import check_fixes, fix_costs, fix_streams, fixed_blocks_per_sm
@@ -156,7 +157,7 @@ def _conflicts_soon(program, arch: str | None) -> Future | None:
     return None if arch is None else _ASSEMBLER.submit(pc_conflicts, program, arch)
 
 
-def _charged(table: list, program, machine: Machine, ratios: dict[int, float] | None,
+def _charged(table: list, program, machine: Machine, ratios: dict[int, SassIssue] | None,
              conflicts: Future | None, arch: str | None) -> tuple[list, str]:
     """``table`` issued as its SASS (``ratios``, see :mod:`kerncast.sim._sassissue`)
     where known, with the register-bank conflicts that :func:`_conflicts_soon` found
@@ -195,16 +196,18 @@ def _issued(trace, orders: dict) -> np.ndarray:
     return counts
 
 
-def _sass_issue(trace, arch: str | None, orders: dict) -> tuple[dict[int, float] | None, str]:
-    """Per pc, the SASS instructions it issues (:mod:`kerncast.sim._sassissue`), and
-    where they came from."""
+def _sass_issue(trace, arch: str | None, orders: dict
+                ) -> tuple[SassReading | None, str]:
+    """Per pc, the SASS instructions it issues and where ptxas placed them
+    (:mod:`kerncast.sim._sassissue`), and where they came from."""
     if arch is None:
         return None, "PTX: one issue per PTX instruction (the device has no PTX target)"
     try:
-        ratios = pc_issue_ratios(trace, arch, _issued(trace, orders))
+        reading = read_sass(trace, arch, _issued(trace, orders))
     except (ToolchainError, ValueError, KeyError) as exc:
         return None, f"PTX: one issue per PTX instruction ({exc})"
-    return ratios, f"SASS (ptxas -arch={arch}): executed SASS per PTX instruction, by line"
+    return reading, (f"SASS (ptxas -arch={arch}): executed SASS per PTX instruction, by "
+                     "line, issued in ptxas's order")
 
 
 def _l1_bytes(dev: Device, shared_per_sm: int) -> int:
@@ -583,6 +586,13 @@ def _predict_launch(kernel: Kernel, launch: Launch, device: str | Device, jobs: 
         sources = _common_sources(sources, loop.rare, trace.warps_per_block)
     vectors, accesses = static_vectors(trace, dev.ptx_target)
     table, nregs, orders = build_table(trace.program, machine, vectors)
+    # the SASS (read on the worker thread while the kernel was emulated) says how long
+    # instructions hold their pipes and in which order ptxas issues them; the order of
+    # the if-converted chains' regions, which decides how often each pc issues, is the
+    # list schedule's (the same regions in either order)
+    reading, issue = _sass_issue(trace, dev.ptx_target, orders)
+    if reading is not None:
+        orders = segment_orders(trace.program, table, reading.places)
     wave = psat * n_sm
     sharing = wave_sharing(traces, launch.grid, probes, emulated, wave=wave, total_blocks=blocks,
                            l2_bytes=dev.memory.l2_kib * 1024)
@@ -606,11 +616,9 @@ def _predict_launch(kernel: Kernel, launch: Launch, device: str | Device, jobs: 
         needed |= tail.sample(table, max(budget * tail_per_sm // per_sm, 1), drift)
     costs = fix_costs(request_costs(trace, sharing=sharing, wpb=trace.warps_per_block,
                                     only=needed, accesses=accesses), fixes)
-    # the SASS (being read on the worker thread meanwhile) changes how long instructions
-    # hold their pipes, not which are memory requests: above, only the shared accesses
-    # ptxas merges into vectors needed it (static_vectors waits for it where there are any)
-    ratios, issue = _sass_issue(trace, dev.ptx_target, orders)
-    table, banks = _charged(table, trace.program, machine, ratios, conflicts, dev.ptx_target)
+    table, banks = _charged(table, trace.program, machine,
+                            None if reading is None else reading.issue, conflicts,
+                            dev.ptx_target)
     table = constant_replays(table, trace)
     rounds = max(1, min(GENERATIONS, waves, budget // max(rnd.total, 1)))
     progress(f"simulating {'one round' if rounds == 1 else f'up to {rounds} rounds'} of "

@@ -33,7 +33,16 @@ special function, FP64, a conversion) holds its own pipe for its calibrated time
 down where ptxas removed part of its executions, never up; a conversion whose SASS is an
 integer ALU instruction (``I2FP``) holds only the ALU. Classes calibrated whole (a
 software sequence timed as one) keep their calibration. Memory instructions keep their
-load/store path cost and take their extra SASS on the scheduler.
+load/store path cost and take their extra SASS on the scheduler. An instruction folded
+into its user's SASS takes no latency of its own (:func:`charge_sass_issue`).
+
+:func:`read_sass` also tells where ptxas placed each PTX line's work in the SASS, so that
+the pipeline issues a segment in ptxas's order rather than in a list schedule of its own
+(:func:`kerncast.sim._pipeline.segment_orders`): ptxas holds back loads to reuse the
+registers earlier work freed (``coulomb_potential`` loads its second sector of atoms
+only after the first two atoms' arithmetic), and interleaves independent chains
+(``arith_int32``'s eight hashes) so that the integer ALU and the FP32 pair's heavy half
+work at once.
 """
 
 from __future__ import annotations
@@ -47,7 +56,8 @@ from kerncast.sim._machine import PIPES
 from kerncast.trace import assemble, map_sass, printed_module
 from kerncast.sim._pipeline import K_ALU, K_MEM
 
-__all__ = ["PIPE_OF", "SassIssue", "charge_sass_issue", "pc_issue_ratios"]
+__all__ = ["PIPE_OF", "SassIssue", "SassReading", "charge_sass_issue", "pc_issue_ratios",
+           "read_sass"]
 
 _ALU, _FMA, _HEAVY = PIPES.index("alu"), PIPES.index("fma"), PIPES.index("fma_heavy")
 _CTRL = PIPES.index("ctrl")
@@ -79,12 +89,30 @@ class SassIssue(NamedTuple):
     xu: float = 0.0
 
 
+class SassReading(NamedTuple):
+    """What the SASS says of each pc of a program: what one execution issues
+    (:func:`pc_issue_ratios`) and where ptxas placed it (:func:`read_sass`)."""
+
+    issue: dict[int, SassIssue]
+    places: dict[int, int]
+
+
 def pc_issue_ratios(trace, arch: str, issued=None) -> dict[int, SassIssue]:
     """Per pc of the trace's program whose PTX line ran, the SASS instructions executed
     per PTX instruction issued on that line, in all and by pipe (``issued``: per pc, how
     often the pipeline issues it, predicated-off copies included; its executions by
     default). Raises :class:`~kerncast.ToolchainError` when ptxas or nvdisasm is missing
     or fails, ``ValueError`` when the trace holds no module."""
+    return read_sass(trace, arch, issued).issue
+
+
+def read_sass(trace, arch: str, issued=None) -> SassReading:
+    """:func:`pc_issue_ratios`, and per pc the offset where ptxas placed its work: the
+    first SASS instruction of its line in the most executed SASS block holding the line
+    (a loop's body, not its peeled or remainder copies), constant loads and moves aside
+    (ptxas hoists and rematerialises them wherever a register is free). A pc whose line
+    has no SASS of its own in the code that ran (folded into another line's instruction,
+    or hoisted out of a loop) has no place. Raises as :func:`pc_issue_ratios`."""
     program = getattr(trace, "program", None)
     if program is None or program.module is None:
         raise ValueError("SASS issue slots need the PTX module the trace was emulated from")
@@ -92,15 +120,13 @@ def pc_issue_ratios(trace, arch: str, issued=None) -> dict[int, SassIssue]:
     code = assemble(text, arch, name=program.kernel.name)
     mapped = map_sass(trace, arch=arch, code=code)
     sass: dict[int, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    placed: dict[int, tuple[float, int]] = {}  # line -> (its block's count, offset)
     for function, index, count, _ in mapped.blocks:
         if count:
             for ins in code.function(function).blocks[index].instructions:
                 if ins.line:
-                    per_pipe = sass[ins.line]
-                    per_pipe["slots"] += count
-                    pipe = PIPE_OF.get(ins.base)
-                    if pipe:
-                        per_pipe[pipe] += count
+                    _count_pipes(sass[ins.line], ins.base, count)
+                    _place(placed, ins, count)
     warp_counts = trace.pc_counts[0] if issued is None else issued
     ptx: dict[int, float] = defaultdict(float)
     lines: dict[int, int] = {}
@@ -109,8 +135,33 @@ def pc_issue_ratios(trace, arch: str, issued=None) -> dict[int, SassIssue]:
         if line:
             ptx[line] += float(warp_counts[pc])
             lines[pc] = line
-    return {pc: _per_execution(sass.get(line), ptx[line]) for pc, line in lines.items()
-            if ptx[line]}
+    issue = {pc: _per_execution(sass.get(line), ptx[line]) for pc, line in lines.items()
+             if ptx[line]}
+    places = {pc: placed[line][1] for pc, line in lines.items() if line in placed}
+    return SassReading(issue, places)
+
+
+# SASS that ptxas hoists, sinks or rematerialises wherever a register is free, so its
+# position says nothing of where the PTX line's work is scheduled
+_UNPLACED = frozenset(("LDC", "ULDC", "S2R", "S2UR", "CS2R", "MOV", "UMOV", "BSSY", "BSYNC",
+                       "NOP", "EXIT", "RET", "PLOP3", "BRA"))
+
+
+def _count_pipes(per_pipe: dict[str, float], base: str, count: float) -> None:
+    per_pipe["slots"] += count
+    pipe = PIPE_OF.get(base)
+    if pipe:
+        per_pipe[pipe] += count
+
+
+def _place(placed: dict[int, tuple[float, int]], ins, count: float) -> None:
+    """Keep ``ins`` as its line's place if it is the line's first placed instruction in
+    a block that runs more often than the one kept."""
+    if ins.inherited or ins.base in _UNPLACED:
+        return
+    kept = placed.get(ins.line)
+    if kept is None or count > kept[0]:
+        placed[ins.line] = (count, ins.offset)
 
 
 def _per_execution(counts: dict[str, float] | None, executions: float) -> SassIssue:
@@ -130,6 +181,23 @@ def charge_sass_issue(table: list, issue: dict[int, SassIssue], program, machine
             out[pc] = replace(op, slots=max(sass.slots, 1.0))
         elif op.kind == K_ALU and cls.value not in machine.measured_whole:
             out[pc] = _held(op, cls, sass, machine)
+    return _folded(out, issue)
+
+
+def _folded(table: list, issue: dict[int, SassIssue]) -> list:
+    """``table`` with the instructions ptxas folded into their users' SASS (a shift
+    into ``LEA.HI``, a multiply into ``IMAD``, a ``cvt`` into an operand: no SASS on
+    their line) taking no latency of their own: the user's instruction does their work
+    in its own latency. Not where an issued instruction reads the same registers: that
+    one computed the value beside its own (``mul.lo`` and ``mul.hi`` of one pair are one
+    ``IMAD.WIDE``), which arrives with its latency."""
+    computed = {frozenset(table[pc].srcs) for pc, sass in issue.items()
+                if sass.slots and table[pc].kind == K_ALU}
+    out = list(table)
+    for pc, sass in issue.items():
+        op = out[pc]
+        if op.kind == K_ALU and not sass.slots and frozenset(op.srcs) not in computed:
+            out[pc] = replace(op, latency=0.0)
     return out
 
 
