@@ -723,3 +723,23 @@ def test_a_segment_issues_where_ptxas_placed_its_sass():
     # a place that contradicts a dependence does not move an instruction above its producer
     assert _schedule(pcs, table, items, places={0: 40, 1: 0, 2: 8, 3: 16, 4: 24}) == (
         1, 4, 0, 2, 3)
+
+
+def test_an_instruction_ptxas_merged_into_another_issues_with_it():
+    """Two constant loads of one address register are one ``LDC.64``: the one without
+    SASS of its own issues beside the one that has it, not just before its user."""
+    from kerncast.sim._pipeline import _schedule
+
+    alu = partial(Op, K_ALU, 0, 1.0, 1, 4.0)
+    table = [alu((9,), (0,)),       # 0: ld.const [r9]    (LDC.64, both words)
+             alu((9,), (1,)),       # 1: ld.const [r9+4]  (no SASS of its own)
+             alu((5,), (6,)),       # 2: other work
+             alu((0, 6), (7,)),     # 3: uses the first word
+             alu((1, 7), (8,))]     # 4: uses the second
+    items = _ops_program(["ld", "ld", "add", "fma", "fma"])
+    assert _schedule(list(range(5)), table, items, places={0: 0, 2: 16, 3: 32, 4: 48}) == (
+        0, 1, 2, 3, 4)
+    # without the sibling, the unplaced load would wait until just before its user
+    table[1] = alu((10,), (1,))
+    assert _schedule(list(range(5)), table, items, places={0: 0, 2: 16, 3: 32, 4: 48}) == (
+        0, 2, 3, 1, 4)

@@ -261,7 +261,7 @@ def _schedule(pcs: list[int], table: list[Op], items,
             readers[r] = []
         need.discard(pc)
     if places:
-        at = _sass_places(pcs, deps, places)
+        at = _sass_places(pcs, deps, table, places)
         priority = {pc: (-at[pc], -pc) for pc in pcs}
     else:
         height = _heights(pcs, deps, table, items)
@@ -277,19 +277,25 @@ def _schedule(pcs: list[int], table: list[Op], items,
     return tuple(order)
 
 
-def _sass_places(pcs: list[int], deps: dict[int, set[int]], places: dict[int, int]
-                 ) -> dict[int, float]:
-    """Per pc of a segment, where it issues among the others: its SASS's offset; for a pc
-    without SASS of its own (folded into a user, hoisted out of a loop), just before its
-    first user, else just after the last instruction it depends on, else first."""
+def _sass_places(pcs: list[int], deps: dict[int, set[int]], table: list[Op],
+                 places: dict[int, int]) -> dict[int, float]:
+    """Per pc of a segment, where it issues among the others: its SASS's offset. A pc
+    without SASS of its own issues with a placed pc of its kind that reads the same
+    registers (ptxas made one instruction of both: two ``ld.const`` one ``LDC.64``,
+    ``mul.lo`` and ``mul.hi`` one ``IMAD.WIDE``), else just before its first user (folded
+    into it), else just after the last instruction it depends on (hoisted), else first."""
     users: dict[int, list[int]] = {pc: [] for pc in pcs}
     for pc in pcs:
         for d in deps[pc]:
             users[d].append(pc)
+    merged = {(table[pc].kind, frozenset(table[pc].srcs)): float(places[pc])
+              for pc in reversed(pcs) if pc in places and table[pc].srcs}
     at: dict[int, float] = {}
     for pc in reversed(pcs):
         if pc in places:
             at[pc] = float(places[pc])
+        elif (key := (table[pc].kind, frozenset(table[pc].srcs))) in merged:
+            at[pc] = merged[key] + 0.25
         elif after := [at[u] for u in users[pc] if u in at]:
             at[pc] = min(after) - 0.5
     for pc in pcs:

@@ -120,7 +120,7 @@ def read_sass(trace, arch: str, issued=None) -> SassReading:
     code = assemble(text, arch, name=program.kernel.name)
     mapped = map_sass(trace, arch=arch, code=code)
     sass: dict[int, dict[str, float]] = defaultdict(lambda: defaultdict(float))
-    placed: dict[int, tuple[float, int]] = {}  # line -> (its block's count, offset)
+    placed: dict[int, tuple[float, bool, int]] = {}  # line -> (count, fixed, offset)
     for function, index, count, _ in mapped.blocks:
         if count:
             for ins in code.function(function).blocks[index].instructions:
@@ -137,7 +137,7 @@ def read_sass(trace, arch: str, issued=None) -> SassReading:
             lines[pc] = line
     issue = {pc: _per_execution(sass.get(line), ptx[line]) for pc, line in lines.items()
              if ptx[line]}
-    places = {pc: placed[line][1] for pc, line in lines.items() if line in placed}
+    places = {pc: placed[line][2] for pc, line in lines.items() if line in placed}
     return SassReading(issue, places)
 
 
@@ -154,14 +154,17 @@ def _count_pipes(per_pipe: dict[str, float], base: str, count: float) -> None:
         per_pipe[pipe] += count
 
 
-def _place(placed: dict[int, tuple[float, int]], ins, count: float) -> None:
-    """Keep ``ins`` as its line's place if it is the line's first placed instruction in
-    a block that runs more often than the one kept."""
-    if ins.inherited or ins.base in _UNPLACED:
+def _place(placed: dict[int, tuple[float, bool, int]], ins, count: float) -> None:
+    """Keep ``ins`` as its line's place if the line has none yet, or one in a block that
+    runs less often, or only a hoistable one (:data:`_UNPLACED`) in the same block: a
+    line's place is its first SASS instruction that ptxas does not move freely, the
+    first it moves freely where that is all the line has (an ``ld.const``'s ``LDC``)."""
+    if ins.inherited:
         return
+    fixed = ins.base not in _UNPLACED
     kept = placed.get(ins.line)
-    if kept is None or count > kept[0]:
-        placed[ins.line] = (count, ins.offset)
+    if kept is None or count > kept[0] or (count == kept[0] and fixed and not kept[1]):
+        placed[ins.line] = (count, fixed, ins.offset)
 
 
 def _per_execution(counts: dict[str, float] | None, executions: float) -> SassIssue:
