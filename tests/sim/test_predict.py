@@ -513,3 +513,19 @@ def test_a_launch_predicted_again_is_not_emulated_again(monkeypatch):
     assert predict_launch(source, again, "h100", fixes=frozenset({"occupancy"})).seconds \
         == fixed.seconds
     assert len(calls) == 2 * emulated
+
+
+def test_a_data_dependent_round_is_traced_from_blocks_spread_over_the_grid():
+    from kerncast.sim import choose_blocks
+
+    # a kernel whose work cannot depend on its data runs block 0's stream everywhere
+    assert choose_blocks(1000, 4, 132, dependent=False) == ([0, 132, 264, 396], [0] * 4)
+    # spread over the grid, its last block traced by its neighbour: a grid rounded up to
+    # whole blocks leaves the last one partly idle (black_scholes: one of two traced)
+    stands, sources = choose_blocks(19532, 2, 132, dependent=True)
+    assert stands == [0, 132] and sources == [0, 19530]
+    _, sources = choose_blocks(1000, 8, 132, dependent=True)
+    assert sources == [0, 143, 285, 428, 571, 714, 856, 998]
+    # a grid the round covers whole is traced whole, its last block included
+    assert choose_blocks(3, 8, 132, dependent=True)[1] == [0]
+    assert choose_blocks(3, 3, 1, dependent=True)[1] == [0, 1, 2]

@@ -392,12 +392,18 @@ def choose_blocks(blocks: int, per_sm: int, n_sm: int, dependent: bool) -> tuple
     The round is SM 0's first blocks. A kernel whose work cannot depend on the data
     runs block 0's stream in each of them; a data-dependent one takes the streams of
     blocks spread evenly over the whole grid, so that work that differs from region to
-    region of the input (an image, a graph's dense part) is represented."""
+    region of the input (an image, a graph's dense part) is represented. Where the
+    spread leaves blocks out, the grid's last block is traced by its neighbour: a grid
+    rounded up to whole blocks leaves its last one partly idle, and it is one block of
+    the grid, not one of a handful that stand for all of it."""
     chosen = [i * n_sm for i in range(per_sm) if i * n_sm < blocks]
     if not dependent:
         return chosen, [0] * len(chosen)
     count = min(blocks, len(chosen), DEPENDENT_BLOCKS)
-    traced = sorted(set(np.linspace(0, blocks - 1, count).round().astype(int).tolist()))
+    spread = np.linspace(0, blocks - 1, count).round().astype(int).tolist()
+    if count < blocks and count > 1:
+        spread[-1] = blocks - 2
+    traced = sorted(set(spread))
     return chosen, [traced[i % len(traced)] for i in range(len(chosen))]
 
 
