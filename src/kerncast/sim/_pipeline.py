@@ -18,8 +18,10 @@ Event-driven, as the static-analysis seed's pipeline, extended for Hopper-class 
 * a warp issues in order; an instruction waits for the registers it reads (a
   scoreboard over the PTX registers, each ready at its producer's issue time plus
   the class latency, or the memory latency);
-* the order is the one ptxas's list scheduler would give each straight-line segment
-  (loads as early as their operands allow); segments joined by short guarded branches
+* the order is the one ptxas gave each straight-line segment, read from the SASS (each
+  PTX line where its first SASS instruction lies: ``_sassissue.read_sass``), or without
+  SASS the one its list scheduler would give (loads as early as their operands allow);
+  segments joined by short guarded branches
   (``if (i < n) s += x[i]`` unrolled) are scheduled as one region, as ptxas predicates
   such branches and hoists the guarded loads, for warps that run every region;
 * memory requests go through the SM's load/store path (one cycle per 128-byte line,

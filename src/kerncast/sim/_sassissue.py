@@ -110,9 +110,10 @@ def read_sass(trace, arch: str, issued=None) -> SassReading:
     """:func:`pc_issue_ratios`, and per pc the offset where ptxas placed its work: the
     first SASS instruction of its line in the most executed SASS block holding the line
     (a loop's body, not its peeled or remainder copies), constant loads and moves aside
-    (ptxas hoists and rematerialises them wherever a register is free). A pc whose line
-    has no SASS of its own in the code that ran (folded into another line's instruction,
-    or hoisted out of a loop) has no place. Raises as :func:`pc_issue_ratios`."""
+    (ptxas hoists and rematerialises them wherever a register is free) unless the line
+    has nothing else (an ``ld.const``'s ``LDC``). A pc whose line has no SASS of its own
+    in the code that ran (folded into another line's instruction, or hoisted out of a
+    loop) has no place. Raises as :func:`pc_issue_ratios`."""
     program = getattr(trace, "program", None)
     if program is None or program.module is None:
         raise ValueError("SASS issue slots need the PTX module the trace was emulated from")
