@@ -27,6 +27,11 @@ def _program(*classes):
     return SimpleNamespace(items=[SimpleNamespace(iclass=c.value) for c in classes])
 
 
+def _charged_one(op, sass, cls):
+    """``op`` of class ``cls`` charged as the one pc whose SASS is ``sass``."""
+    return charge_sass_issue([op], {0: sass}, _program(cls), MACHINE)[0]
+
+
 def test_charges_follow_the_sass_per_pipe():
     fma = Op(K_ALU, FMA, 1.0, 1, 4.0, (0,), (1,))
     add = Op(K_ALU, ALU, 1.0, 1, 5.0, (1,), (2,))
@@ -47,44 +52,39 @@ def test_charges_follow_the_sass_per_pipe():
     # a sequence calibrated whole keeps its calibration
     assert out[3] == div
     # more SASS than PTX takes slots, not more of the PTX instruction's pipe
-    more = charge_sass_issue([fma], {0: SassIssue(3.0, fp32=1.0)},
-                             _program(InstrClass.FP32), MACHINE)[0]
+    more = _charged_one(fma, SassIssue(3.0, fp32=1.0), InstrClass.FP32)
     assert (more.slots, more.issue) == (3.0, 1.0)
 
 
 def test_an_integer_instruction_made_a_multiply_add_holds_the_heavy_half():
     shl = Op(K_ALU, ALU, 1.0, 1, 5.0, (0,), (1,))
-    out = charge_sass_issue([shl], {0: SassIssue(1.0, heavy=1.0)},
-                            _program(InstrClass.INT), MACHINE)[0]
+    out = _charged_one(shl, SassIssue(1.0, heavy=1.0), InstrClass.INT)
     assert (out.pipe, out.issue, out.also) == (HEAVY, 2.0, ((FMA, 1.0),))
 
 
 def test_a_float_compare_is_the_alus():
     setp = Op(K_ALU, FMA, 1.0, 1, 4.0, (0,), (1,))
-    out = charge_sass_issue([setp], {0: SassIssue(1.0, alu=1.0)},
-                            _program(InstrClass.FP32), MACHINE)[0]
+    out = _charged_one(setp, SassIssue(1.0, alu=1.0), InstrClass.FP32)
     assert (out.pipe, out.issue, out.also) == (ALU, 2.0, ())
 
 
 def test_a_special_function_keeps_its_pipe_and_holds_its_wrappers_pipes():
     # rsqrt.approx.f32: FSETP, FMUL, MUFU.RSQ, FMUL
     rsqrt = Op(K_ALU, SFU, 8.0, 1, 39.0, (0,), (1,))
-    out = charge_sass_issue([rsqrt], {0: SassIssue(4.0, alu=1.0, fp32=2.0, xu=1.0)},
-                            _program(InstrClass.SFU), MACHINE)[0]
+    out = _charged_one(rsqrt, SassIssue(4.0, alu=1.0, fp32=2.0, xu=1.0), InstrClass.SFU)
     assert (out.pipe, out.slots, out.issue) == (SFU, 4.0, 8.0)
     assert sorted(out.also) == [(ALU, 2.0), (FMA, 2.0)]
 
 
 def test_a_conversion_done_on_the_alu_frees_the_conversion_pipe():
     cvt = Op(K_ALU, CVT, 4.0, 1, 11.0, (0,), (1,))
-    out = charge_sass_issue([cvt], {0: SassIssue(1.0, alu=1.0)},
-                            _program(InstrClass.CONVERSION), MACHINE)[0]
+    out = _charged_one(cvt, SassIssue(1.0, alu=1.0), InstrClass.CONVERSION)
     assert (out.pipe, out.issue, out.also) == (CVT, 0.0, ((ALU, 2.0),))
 
 
 def test_a_folded_instruction_holds_no_pipe():
     mov = Op(K_ALU, ALU, 1.0, 1, 5.0, (0,), (1,))
-    out = charge_sass_issue([mov], {0: SassIssue(0.0)}, _program(InstrClass.MOVE), MACHINE)[0]
+    out = _charged_one(mov, SassIssue(0.0), InstrClass.MOVE)
     assert (out.pipe, out.slots, out.issue, out.also) == (CTRL, 0.0, 0.0, ())
 
 
