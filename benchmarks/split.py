@@ -56,6 +56,7 @@ def one(kernel, devices: list[str], size: str, language: str) -> dict:
            "sampling_s": result.sampling_s, "samples_reused": result.samples_reused,
            "shares": json.dumps([p.slices + p.sampled for p in result.parts]),
            "oracle_fraction": result.oracle_fraction, "checked": result.checked,
+           "divided": result.divided,
            "seconds": time.perf_counter() - started, "kerncast_version": __version__,
            "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S")}
     row.update({f"{name}_s": value for name, value in result.baselines.items()})

@@ -105,6 +105,17 @@ def test_a_device_slower_on_one_slice_than_the_rest_everywhere_gets_nothing(rows
     assert result.makespan_s == pytest.approx(result.baselines["alone:" + FAST], rel=0.05)
 
 
+@pytest.mark.parametrize("rows", [24, 400])  # a short grid, a long one
+def test_a_grid_shorter_on_the_fastest_than_one_slice_elsewhere_runs_alone_unsampled(rows):
+    kernel, launch = _scale(rows=rows)
+    result = split(kernel, launch, [FAST, CPU])
+    assert result.divided.startswith(f"not sampled: {FAST} alone, in one launch")
+    assert [(p.sampled, p.slices) for p in result.parts] == [(0, rows), (0, 0)]
+    # one launch of the whole grid: the fake GPU's fixed cost once, not once per launch
+    assert result.makespan_s == pytest.approx(5e-6 + 1e-6 * 2 * rows)
+    assert result.checked.startswith("outputs match")
+
+
 def test_unlike_devices_of_comparable_speed_share_a_short_grid_by_their_one_slice():
     kernel, launch = _scale(rows=24)  # fewer than 4 waves of 1 + 8 slices
     result = split(kernel, launch, [FAST, CPU_CLOSE], baselines=True)
@@ -138,3 +149,43 @@ def test_a_cpu_share_that_runs_longer_than_one_slice_promised_is_cut(rows, cpu):
     if rows == 24:
         assert "left out" in result.divided and result.parts[1].slices == 0
     assert result.checked.startswith("outputs match")
+
+
+def test_the_others_share_by_their_probes_decides_whether_the_fastest_runs_alone():
+    from kerncast.split._plan import Line
+    from kerncast.split._run import _outruns
+
+    gpu, cpu = Line(5e-6, 1e-6), Line(10e-6, 50e-6)
+    # 1,000 slices: 1 µs each on the GPU (its rate); the CPU at 50 µs would take ~2%
+    lead, given = _outruns([gpu, cpu], [1e-6, 50e-6], 1000)
+    assert lead == 0 and 0.01 < given < 0.05
+    # a CPU five times faster would take ~9%: sampled and divided instead
+    assert _outruns([gpu, Line(10e-6, 10e-6)], [1e-6, 10e-6], 1000) is None
+
+
+def test_the_oracle_fraction_is_timed_again_not_kept_at_its_lowest_timing(monkeypatch):
+    from kerncast.split import _run
+
+    class Stub:
+        def __init__(self, spec, alone_s):
+            self.spec, self.alone_s = spec, alone_s
+
+        def time(self, first, count, repeats=1):
+            return self.alone_s
+
+        def peak_flops(self):
+            return None
+
+    timings = []
+
+    def makespan(runners, shares):  # every timing of a split 1 µs lower than the last
+        timings.append(tuple(shares))
+        return 100e-6 - 1e-6 * len(timings)
+
+    monkeypatch.setattr(_run, "_makespan", makespan)
+    out, fraction = _run._baselines([Stub("a", 100e-6), Stub("b", 100e-6)], 100)
+    assert timings[-1] == (round(fraction * 100), 100 - round(fraction * 100))
+    assert timings.count(timings[-1]) == 2  # the fraction found, timed once more
+    assert out["oracle"] == pytest.approx(100e-6 - 1e-6 * len(timings))
+    search = timings[1:-1]  # after the equal split, a baseline of its own
+    assert len(set(search)) == len(search)  # no fraction timed twice in the search

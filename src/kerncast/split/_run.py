@@ -15,7 +15,10 @@ grid is divided so that every device finishes at the same time. Here:
    50 µs, which ranks them by their time per slice. On a short grid, the fastest then
    times the whole grid and the others are weighted by their probe's rate; on a long
    one, the fastest is sampled first, and a device whose one slice takes longer than the
-   fastest's prediction for the whole rest is left out. Otherwise each device runs
+   fastest's prediction for the whole rest is left out. Where the probes give the other
+   devices less than 5% of the grid (the fastest's whole grid at its probe's rate, the
+   others' by the lines through their probes), nothing is sampled and the fastest runs
+   the grid alone, in one launch. Otherwise each device runs
    samples of whole waves (one wave of its resident blocks, then doubling, until a
    sample takes 200 µs on a GPU or 20 times its first on a CPU, or covers 5% of the
    grid, or half its equal share) on a region of slices of its own, each timed three
@@ -48,7 +51,8 @@ Baselines (``baselines=True``), each measured the same way from the whole grid: 
 split in equal parts, the split by peak floating-point rate, each device alone, and for
 two devices the oracle split (the best of fractions in steps of 10%, then 2% around it,
 leaving out fractions where either device's part alone, at 80% of its rate alone, would
-take longer than the best so far). A launch of 50 ms or more is timed once.
+take longer than the best so far; the fraction found is timed again, since the lowest of
+many timings is low by their spread). A launch of 50 ms or more is timed once.
 
 Refused, with the reason: kernels with global atomics (the order of updates from
 different devices is not kept, and each device's copy would hold part of the sums), and
@@ -141,7 +145,7 @@ class SplitResult:
 
     @property
     def predicted_makespan_s(self) -> float:
-        """NaN where the grid was too short to sample."""
+        """NaN where the grid was not sampled."""
         return max((p.sample_s + p.predicted_s for p in self.parts), default=0.0)
 
     def to_dict(self) -> dict[str, Any]:
@@ -319,12 +323,16 @@ def _run(kernel: Kernel, launch: Launch, runners: list[_Device], axis: int,
     n = len(runners)
     ladders = None if _alike(runners) else [_probe(r, max(1, slices // (2 * n)))
                                              for r in runners]
-    probes = None if ladders is None else [one for one, _ in ladders]
-    rates = None if ladders is None else [per for _, per in ladders]
+    probes = None if ladders is None else [one for one, _, _ in ladders]
+    rates = None if ladders is None else [per for _, per, _ in ladders]
     lines: list[Line | None] = [None] * n
     sampled, kept, starts = [0] * n, [0.0] * n, [0] * n
     cursor = 0
-    if slices < SHORT_WAVES * sum(waves) and probes is None:
+    outrun = None if ladders is None or rates is None else \
+        _outruns([line for _, _, line in ladders], rates, slices)
+    if outrun is not None:
+        how, shares = _alone(runners, *outrun, slices)
+    elif slices < SHORT_WAVES * sum(waves) and probes is None:
         how = (f"not sampled: the grid is {slices / sum(waves):.1f} waves of the devices' "
                f"resident blocks together, fewer than {SHORT_WAVES}: divided by them")
         shares = proportional_shares([float(w) for w in waves], slices)
@@ -424,10 +432,11 @@ def _alike(runners: list[_Device]) -> bool:
 PROBE_S = 50e-6
 
 
-def _probe(runner: _Device, most: int) -> tuple[float, float]:
+def _probe(runner: _Device, most: int) -> tuple[float, float, Line]:
     """The seconds of one slice on ``runner`` (its fixed cost and a slice: the least a
-    share can cost), and the seconds per slice of a launch of doubling slices that takes
-    :data:`PROBE_S` or ``most`` slices; its buffers restored after. The cheapest
+    share can cost), the seconds per slice of a launch of doubling slices that takes
+    :data:`PROBE_S` or ``most`` slices, and the line through the two; its buffers
+    restored after. The cheapest
     comparison of devices of different kinds: a CPU's timer may report a fraction of what
     each slice costs in a larger launch, so one slice alone does not rank it."""
     count, one = 1, runner.time(0, 1, REPEATS)
@@ -436,7 +445,7 @@ def _probe(runner: _Device, most: int) -> tuple[float, float]:
         count = min(2 * count, most)
         seconds = runner.time(0, count, REPEATS)
     runner.restore()
-    return one, seconds / count
+    return one, seconds / count, fit_line([(1, one), (count, seconds)])
 
 
 def _short_unlike(runners: list[_Device], probes: list[float], rates: list[float],
@@ -455,6 +464,30 @@ def _short_unlike(runners: list[_Device], probes: list[float], rates: list[float
     if left:
         how += f"; {', '.join(left)} left out: one slice takes longer than the whole grid there"
     return how, proportional_shares(weights, slices), lambda k: whole * k / slices
+
+
+def _outruns(lines: list[Line], rates: list[float], slices: int) -> tuple[int, float] | None:
+    """The device fastest per slice in its probe and the share of the grid the others
+    would take, where that share would save it less than :data:`VERIFY_GAIN` of its
+    time; else None. The fastest's whole grid is taken at its probe's rate (an upper
+    bound: the rate carries the probe's launch cost), the others' by the lines through
+    their probes (a lower bound: a CPU's one slice understates what many cost), so the
+    others' share is if anything too large. Such a grid is run by the fastest alone, in
+    one launch: a sample it kept would only add a launch to its part."""
+    fastest = min(range(len(rates)), key=lambda i: rates[i])
+    bound = [Line(0.0, rates[i]) if i == fastest else line for i, line in enumerate(lines)]
+    given = 1.0 - balanced_shares(bound, slices)[fastest] / slices
+    return (fastest, given) if given < VERIFY_GAIN else None
+
+
+def _alone(runners: list[_Device], lead: int, given: float,
+           slices: int) -> tuple[str, list[int]]:
+    """The whole grid to ``runners[lead]``, and why (see :func:`_outruns`)."""
+    others = ", ".join(r.spec for i, r in enumerate(runners) if i != lead)
+    how = (f"not sampled: {runners[lead].spec} alone, in one launch; {others} left out: "
+           f"their probes give them {given:.1%} of the grid, which would save "
+           f"{runners[lead].spec} less than {VERIFY_GAIN:.0%}")
+    return how, [slices if i == lead else 0 for i in range(len(runners))]
 
 
 def _fastest_s(line: Line | None, kept_s: float, slices: int) -> float:
@@ -609,16 +642,30 @@ def _baselines(runners: list[_Device], slices: int) -> tuple[dict[str, float], f
         out[f"alone:{runner.spec}"] = runner.time(0, slices, REPEATS)
     if len(runners) != 2:
         return out, None
-    alone = [out[f"alone:{r.spec}"] for r in runners]
-    best = (min(alone), 1.0 if alone[0] <= alone[1] else 0.0)
-    for f in np.linspace(0, 1, 11):
-        if not _hopeless(f, alone, best[0]):
-            best = min(best, (_makespan(runners, _two(f, slices)), f))
-    for f in np.clip(best[1] + np.linspace(-0.1, 0.1, 11), 0, 1):
-        if not _hopeless(f, alone, best[0]):
-            best = min(best, (_makespan(runners, _two(f, slices)), f))
-    out["oracle"] = best[0]
-    return out, float(best[1])
+    out["oracle"], fraction = _oracle(runners, [out[f"alone:{r.spec}"] for r in runners],
+                                      slices)
+    return out, fraction
+
+
+def _oracle(runners: list[_Device], alone: list[float], slices: int) -> tuple[float, float]:
+    """The best split of two devices: fractions in steps of 10%, then 2% around the best,
+    each share timed once (the devices alone are the fractions 0 and 1), leaving out the
+    :func:`_hopeless`; the best fraction is then timed again, as kerncast's split is (the
+    lowest of many noisy timings is low by their spread). Its seconds and fraction."""
+    timed = {slices: alone[0], 0: alone[1]}  # the first device's slices -> seconds
+
+    def candidate(fraction: float) -> None:
+        first = _two(fraction, slices)[0]
+        if first not in timed and not _hopeless(fraction, alone, min(timed.values())):
+            timed[first] = _makespan(runners, [first, slices - first])
+
+    for fraction in np.linspace(0, 1, 11):
+        candidate(float(fraction))
+    around = min(timed, key=lambda k: timed[k]) / slices
+    for fraction in np.clip(around + np.linspace(-0.1, 0.1, 11), 0, 1):
+        candidate(float(fraction))
+    best = min(timed, key=lambda k: timed[k])
+    return _makespan(runners, [best, slices - best]), best / slices
 
 
 #: A device's time for a fraction of the grid is taken to be at least this share of the
