@@ -28,6 +28,15 @@ def test_split_prints_each_devices_part_and_the_check(capsys):
     assert "each device's part" in out and "outputs match" in out and "emulated" in out
 
 
+def test_split_says_when_the_fastest_ran_alone_without_samples(capsys):
+    code, out, err = _run(capsys, [*SCALE, "--devices",
+                                   "tests.split.fakes:fast,tests.split.fakes:cpu"])
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert "alone, in one launch" in flat and "no samples taken" in flat
+    assert "run again" not in flat
+
+
 def test_split_json_with_baselines(capsys):
     code, out, err = _run(capsys, [*SCALE, "--devices", DEVICES, "--baselines", "--json"])
     assert code == 0, err

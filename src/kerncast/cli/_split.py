@@ -72,6 +72,15 @@ def split_cmd(
     _show(kernel, result)
 
 
+def _samples_note(result) -> str:
+    """What became of the samples: none taken, kept as done work, or run again."""
+    if all(p.line is None for p in result.parts):
+        return "no samples taken"
+    if result.samples_reused:
+        return "samples kept as done work"
+    return "samples run again (the kernel has inout buffers)"
+
+
 def _show(kernel: str, result) -> None:
     console.print(f"[bold]{kernel}[/]: {result.slices} slices of {result.blocks_per_slice} "
                   f"block(s) along {result.axis}; makespan [bold]{_fmt(result.makespan_s)}[/] "
@@ -84,9 +93,8 @@ def _show(kernel: str, result) -> None:
         table.add_row(p.device, p.name, str(p.sampled), str(p.slices), str(p.first),
                       _fmt(p.predicted_s), _fmt(p.measured_s))
     console.print(table)
-    kept = "kept as done work" if result.samples_reused else \
-        "run again (the kernel has inout buffers)"
-    console.print(escape(f"divided {result.divided}; samples {kept}; {result.checked}"))
+    console.print(escape(f"divided {result.divided}; {_samples_note(result)}; "
+                         f"{result.checked}"))
     if result.baselines:
         base = Table(title="against", title_justify="left")
         base.add_column("split")
