@@ -106,11 +106,12 @@ def test_a_device_slower_on_one_slice_than_the_rest_everywhere_gets_nothing(rows
 
 
 @pytest.mark.parametrize("rows", [24, 400])  # a short grid, a long one
-def test_a_grid_shorter_on_the_fastest_than_one_slice_elsewhere_runs_alone_unsampled(rows):
+def test_a_grid_the_probes_leave_to_the_fastest_runs_there_in_one_launch_unsampled(rows):
     kernel, launch = _scale(rows=rows)
     result = split(kernel, launch, [FAST, CPU])
     assert result.divided.startswith(f"not sampled: {FAST} alone, in one launch")
     assert [(p.sampled, p.slices) for p in result.parts] == [(0, rows), (0, 0)]
+    assert not result.sampled
     # one launch of the whole grid: the fake GPU's fixed cost once, not once per launch
     assert result.makespan_s == pytest.approx(5e-6 + 1e-6 * 2 * rows)
     assert result.checked.startswith("outputs match")

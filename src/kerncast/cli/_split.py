@@ -74,7 +74,7 @@ def split_cmd(
 
 def _samples_note(result) -> str:
     """What became of the samples: none taken, kept as done work, or run again."""
-    if all(p.line is None for p in result.parts):
+    if not result.sampled:
         return "no samples taken"
     if result.samples_reused:
         return "samples kept as done work"

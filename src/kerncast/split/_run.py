@@ -144,6 +144,11 @@ class SplitResult:
         return max((p.busy_s for p in self.parts), default=0.0)
 
     @property
+    def sampled(self) -> bool:
+        """Whether any device was sampled (not where the grid was divided without)."""
+        return any(p.line is not None for p in self.parts)
+
+    @property
     def predicted_makespan_s(self) -> float:
         """NaN where the grid was not sampled."""
         return max((p.sample_s + p.predicted_s for p in self.parts), default=0.0)
@@ -436,9 +441,9 @@ def _probe(runner: _Device, most: int) -> tuple[float, float, Line]:
     """The seconds of one slice on ``runner`` (its fixed cost and a slice: the least a
     share can cost), the seconds per slice of a launch of doubling slices that takes
     :data:`PROBE_S` or ``most`` slices, and the line through the two; its buffers
-    restored after. The cheapest
-    comparison of devices of different kinds: a CPU's timer may report a fraction of what
-    each slice costs in a larger launch, so one slice alone does not rank it."""
+    restored after. The cheapest comparison of devices of different kinds: a CPU's timer
+    may report a fraction of what each slice costs in a larger launch, so one slice alone
+    does not rank it."""
     count, one = 1, runner.time(0, 1, REPEATS)
     seconds = one
     while seconds < PROBE_S and count < most:
