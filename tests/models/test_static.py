@@ -179,3 +179,29 @@ def test_the_memo_keeps_the_most_recent_rows(monkeypatch):
     rows = [_row("no_such_kernel", "small", {"i": i}) for i in range(3)]
     StaticSimulator().fit(_data(rows)).predict(_data(rows))
     assert [json.loads(key[2])["i"] for key in _static._MEMO] == [1, 2]
+
+
+def test_the_rows_binaries_are_assembled_together_and_bad_rows_left_to_their_predictions(
+        monkeypatch, tmp_path):
+    from kerncast.models._static import share_sass
+
+    monkeypatch.setenv("KERNCAST_CACHE", str(tmp_path))
+    rows = [_row("matmul_tiled", "small", {"tile": t, "pad": 0}) for t in (8, 16)]
+    bad = [_row("matmul_tiled", "small", {"tile": 64, "pad": 0}), _row("no_such_kernel", "small", {})]
+    assert share_sass(rows + bad) == 2  # one batch: the two binaries
+    assert share_sass(rows) == 0  # kept in the disk cache
+
+
+def test_rows_are_predicted_a_chunk_at_a_time_after_their_binaries(monkeypatch):
+    from kerncast.models import _static
+
+    chunks = []
+    monkeypatch.setattr(_static, "_MEMO", type(_static._MEMO)())
+    monkeypatch.setattr(_static, "SHARE_CHUNK", 2)
+    monkeypatch.setattr(_static, "share_sass", lambda rows, seed=0: chunks.append(len(rows)))
+    rows = [_row("no_such_kernel", "small", {"i": i}) for i in range(3)]
+    model = StaticSimulator().fit(_data(rows))
+    assert np.isnan(model.predict(_data(rows))).all()
+    assert chunks == [2, 1]
+    model.predict(_data(rows))
+    assert chunks == [2, 1, 0, 0]  # rows in the memo need no binaries
