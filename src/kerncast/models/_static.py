@@ -20,6 +20,7 @@ import numpy as np
 
 from kerncast._errors import KerncastError
 from kerncast.core import Kernel
+from kerncast.data import Dataset
 from kerncast.models._base import LaunchInputs, Prediction, Predictor
 from kerncast.models._rows import corpus_launch
 from kerncast.models.registry import register
@@ -54,7 +55,7 @@ class StaticSimulator(Predictor):
         round simulated in full (None: the simulator's default)."""
         return {} if self.budget is None else {"budget": int(self.budget)}
 
-    def explain(self, dataset) -> list[Prediction]:
+    def explain(self, dataset: Dataset) -> list[Prediction]:
         """Each row's prediction (:meth:`_one`), :data:`SHARE_CHUNK` rows at a time, the
         SASS of their binaries first assembled in one batch (:func:`share_sass`): a chunk's
         compiled binaries are still kept in memory when its rows are predicted."""
