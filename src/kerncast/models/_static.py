@@ -14,16 +14,18 @@ from collections import OrderedDict
 from dataclasses import replace
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from kerncast._errors import KerncastError
 from kerncast.core import Kernel
-from kerncast.data import Dataset
 from kerncast.models._base import LaunchInputs, Prediction, Predictor
 from kerncast.models._rows import corpus_launch
 from kerncast.models.registry import register
+
+if TYPE_CHECKING:  # a static prediction loads no pandas
+    from kerncast.data import Dataset
 
 __all__ = ["MEMO_SIZE", "StaticSimulator", "build_warnings", "interval"]
 
