@@ -44,7 +44,12 @@ where ``linear`` is kerncast's ``sampling`` and the overheads are its mean and m
 kernels net of the work its runs leave done: samples are launches of the kernel's own
 first blocks on its own data, so the largest of them (or a run of the whole grid) has
 done that share of the launch, and a run that keeps its output (``kerncast split``
-does) does not repeat it; the runs' whole cost is printed above it. ``--device pocl``
+does) does not repeat it; the runs' whole cost is printed above it. Its means leave out
+a kernel whose ground truth does not reproduce: one whose times row and a second run of
+its whole grid (``samples-full``, timed the same way where the dataset has it, else in a
+cold L2 and beyond what filling the L2 costs) differ by more than ``UNREPRODUCED_PCT``
+(10%). Such a kernel is printed above it with its error, and with
+the means over every kernel. ``--device pocl``
 would score a PoCL CPU dataset the same way, and ``--dataset DIR`` any dataset with
 sampled runs (``data/userkernels-h200``: kernels written after the models, never used to
 tune them).
@@ -201,6 +206,37 @@ def _repeat(data, state: str) -> pd.DataFrame:
     both = data.times.merge(full[JOIN + ["time_median_s"]], on=JOIN, suffixes=("", "_full"))
     both["diff_pct"] = 100 * (both["time_median_s_full"] / both["time_median_s"] - 1)
     return both
+
+
+#: How far (%) a launch's times row and a second run of its whole grid, timed the same
+#: way, may differ for the launch to score a predictor. Over the corpus the two agree
+#: within 2.6% but for one launch, whose time depends on where its buffers sit.
+UNREPRODUCED_PCT = 10.0
+
+
+def _unreproduced(repeats: dict[str, pd.DataFrame]) -> dict[str, float]:
+    """Kernel -> its largest difference (%) between a times row and a second run of its
+    whole grid, for the kernels where it exceeds :data:`UNREPRODUCED_PCT`: their ground
+    truth moves by more than any predictor's error worth scoring.
+
+    The second run is the one timed as the times row is (warm L2) where the dataset has
+    it. Else it is the cold one, and only a difference in seconds beyond what the cold
+    L2 can cost counts: the time to fill the whole L2 from DRAM at the device's peak."""
+    from kerncast.devices import get_device
+
+    warm, cold = repeats["warm"], repeats["cold"]
+    if len(cold):
+        cold = cold[~cold.set_index(["kernel", "config", "size"]).index.isin(
+            warm.set_index(["kernel", "config", "size"]).index)]
+    if len(cold):
+        memory = get_device(str(cold["device"].iloc[0])).memory
+        fill_s = memory.l2_kib * 1024 / (memory.peak_bandwidth_gbs * 1e9)
+        cold = cold[(cold["time_median_s_full"] - cold["time_median_s"]).abs() > fill_s]
+    both = pd.concat([warm, cold])
+    off = both[both["diff_pct"].abs() > UNREPRODUCED_PCT] if len(both) else both
+    if not len(off):
+        return {}
+    return off.groupby("kernel")["diff_pct"].agg(lambda d: float(d.abs().max())).to_dict()
 
 
 def _by_waves(data, errors: pd.Series, overhead: pd.Series) -> pd.DataFrame:
@@ -402,7 +438,19 @@ def main() -> None:
     if args.figures is not None:
         for path in _figures(data, args.figures, sweep, per_kernel["sampling-lines"]):
             print(f"wrote {path}")
-    mean = per_kernel.mean()
+    apart = _unreproduced(repeats)
+    for kernel, moved in apart.items():
+        print(f"\nscored apart: {kernel}, whose times row and a second run of its whole grid "
+              f"differ by {moved:.0f}% (over {UNREPRODUCED_PCT:.0f}%): sampling's error "
+              f"there is {per_kernel.loc[kernel, 'sampling']:.1f}%")
+    if apart:
+        mean = per_kernel.mean()
+        print(f"over all {len(per_kernel)} kernels: sampling {mean.get('sampling', np.nan):.2f}%"
+              f", sampling-svr {mean.get('sampling-svr', np.nan):.2f}%, overhead "
+              f"{net.mean():.1f}%, median overhead {net.median():.1f}%; the last line is over "
+              f"the {len(per_kernel) - len(apart)} whose ground truth reproduces")
+    mean = per_kernel.drop(index=list(apart)).mean()
+    net = net.drop(index=list(apart), errors="ignore")
     print(f"sampling linear: {mean.get('sampling', np.nan):.1f}% svr: "
           f"{mean.get('sampling-svr', np.nan):.1f}% overhead: {net.mean():.1f}% "
           f"median overhead: {net.median():.1f}%")
