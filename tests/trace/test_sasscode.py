@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kerncast.corpus import get_kernel
-from kerncast.frontend import _process
+from kerncast.frontend import _process, module_header
 from kerncast.sim import cached_program, cached_unit
 from kerncast.trace import _sasscode
 from kerncast.trace._sasscode import assemble, assemble_many
@@ -102,7 +102,7 @@ def test_a_module_with_global_data_is_left_to_be_assembled_alone(tmp_path, monke
 def test_a_batch_ptxas_rejects_is_left_to_each_module(tmp_path, monkeypatch):
     _fresh_cache(monkeypatch, tmp_path)
     good = _modules()[0]
-    header = "\n".join(_sasscode._header(good))  # the same: one batch
+    header = "\n".join(module_header(good))  # the same: one batch
     broken = header + "\n.visible .entry broken()\n{\n    frobnicate.u32 %r1;\n}\n"
     assert assemble_many([good, broken]) == 0
     assert assemble(good).functions  # still assembled, alone

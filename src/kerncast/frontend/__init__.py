@@ -37,9 +37,19 @@ from kerncast.frontend._toolchain import (
     find_ptxas,
     wheel_root,
 )
-from kerncast.frontend._unit import Kernel, TranslationUnit
+from kerncast.frontend._batch import (
+    BATCH,
+    batch_index,
+    declared_names,
+    module_header,
+    shares_a_run,
+    tagged,
+    untagged,
+)
+from kerncast.frontend._unit import Kernel, TranslationUnit, assemble_resources
 
 __all__ = [
+    "BATCH",
     "DEFAULT_ARCH",
     "NO_CLANG",
     "NO_CUDA",
@@ -51,15 +61,19 @@ __all__ = [
     "Resources",
     "Tool",
     "TranslationUnit",
+    "assemble_resources",
     "base_name",
+    "batch_index",
     "build",
     "cache_root",
     "compile",
+    "declared_names",
     "define_flags",
     "find_clang",
     "find_nvcc",
     "find_nvrtc",
     "find_ptxas",
+    "module_header",
     "offset_kernel",
     "offset_launch",
     "offset_ptx",
@@ -68,5 +82,8 @@ __all__ = [
     "parse_verbose",
     "resolve_arch",
     "scan_entries",
+    "shares_a_run",
+    "tagged",
+    "untagged",
     "wheel_root",
 ]

@@ -30,7 +30,8 @@ from kerncast.frontend import _process
 from kerncast.frontend._ptxscan import LaunchBounds
 from kerncast.frontend._toolchain import Tool
 
-__all__ = ["PtxasReport", "Resources", "parse_cubin_constants", "parse_verbose", "run_ptxas"]
+__all__ = ["PtxasReport", "Resources", "parse_cubin_constants", "parse_verbose", "run_ptxas",
+           "run_ptxas_log"]
 
 _COMPILING = re.compile(r"Compiling entry function '([^']+)' for '([^']+)'")
 _PROPS = re.compile(r"Function properties for ([^\s]+)")
@@ -222,14 +223,30 @@ def run_ptxas(tool: Tool, ptx: str, arch: str, *, ptx_target: str | None = None,
               options: tuple[str, ...] = ()) -> tuple[PtxasReport, dict, dict]:
     """Assemble ``ptx`` for ``arch`` (with the user's ptxas ``options``, such as
     ``--maxrregcount=32``); return the report and the cubin's constant banks."""
+    code, log, cubin, src = _assembled(tool, ptx, arch, options)
+    if code != 0:
+        raise _failure(log.replace(src, display), arch, ptx_target, raw_ptx, display, tool)
+    per_kernel, module = parse_cubin_constants(cubin)
+    return parse_verbose(log), per_kernel, module
+
+
+def run_ptxas_log(tool: Tool, ptx: str, arch: str,
+                  options: tuple[str, ...] = ()) -> tuple[str, bytes] | None:
+    """Assemble ``ptx`` for ``arch`` as :func:`run_ptxas` does; return ptxas's ``-v``
+    report and the cubin, or None where ptxas fails (for a batch of modules, each of
+    which is then assembled alone and reports its own error)."""
+    code, log, cubin, _ = _assembled(tool, ptx, arch, options)
+    return None if code != 0 else (log, cubin)
+
+
+def _assembled(tool: Tool, ptx: str, arch: str,
+               options: tuple[str, ...]) -> tuple[int, str, bytes, str]:
+    """(ptxas's exit status, its output, the cubin, the path it was given the PTX at)."""
     with tempfile.TemporaryDirectory(prefix="kerncast-ptxas-") as tmp:
         src, out = Path(tmp) / "module.ptx", Path(tmp) / "module.cubin"
         src.write_text(ptx)
         proc = _process.run_tool([tool.path, f"-arch={arch}", "-v", "--warn-on-spills",
                                   *options, str(src), "-o", str(out)])
         log = (proc.stdout or "") + "\n" + (proc.stderr or "")
-        if proc.returncode != 0:
-            raise _failure(log.replace(str(src), display), arch, ptx_target, raw_ptx, display,
-                           tool)
-        per_kernel, module = parse_cubin_constants(out.read_bytes() if out.exists() else b"")
-    return parse_verbose(log), per_kernel, module
+        cubin = out.read_bytes() if proc.returncode == 0 and out.exists() else b""
+        return proc.returncode, log, cubin, str(src)

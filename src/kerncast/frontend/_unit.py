@@ -10,12 +10,15 @@ from typing import Any
 from kerncast._errors import InputError, KerncastError, ToolchainError
 from kerncast.frontend import _cache
 from kerncast.frontend._arch import resolve_arch
-from kerncast.frontend._ptxas import Resources, run_ptxas
+from kerncast.frontend._batch import (BATCH, declared_names, module_header,
+                                      shares_a_run, tag_of, tagged)
+from kerncast.frontend._ptxas import (PtxasReport, Resources, parse_cubin_constants,
+                                      parse_verbose, run_ptxas, run_ptxas_log)
 from kerncast.frontend._ptxir import params_from_module, parse_quietly, parser
 from kerncast.frontend._ptxscan import EntrySignature, LaunchBounds, Param, base_name, scan_entries
 from kerncast.frontend._toolchain import Tool, require_ptxas
 
-__all__ = ["Kernel", "TranslationUnit"]
+__all__ = ["Kernel", "TranslationUnit", "assemble_resources"]
 
 
 @dataclass(eq=False)
@@ -180,10 +183,14 @@ class TranslationUnit:
             self._resources[target] = self._assemble(target)
         return self._resources[target]
 
+    def _ptxas_key(self, tool: Tool, arch: str) -> dict:
+        """The disk cache's key of this unit's resources on ``arch``."""
+        return {"ptx_sha256": self.sha256, "arch": arch, "ptxas": tool.version,
+                **({"options": list(self.ptxas_options)} if self.ptxas_options else {})}
+
     def _assemble(self, arch: str) -> dict[str, Resources]:
         tool = require_ptxas()
-        key = {"ptx_sha256": self.sha256, "arch": arch, "ptxas": tool.version,
-               **({"options": list(self.ptxas_options)} if self.ptxas_options else {})}
+        key = self._ptxas_key(tool, arch)
         stored = _cache.load("ptxas", key) if self._use_cache else None
         if stored is not None:
             try:
@@ -192,26 +199,40 @@ class TranslationUnit:
                 pass  # a stale or damaged entry: assemble again
         found = self._run_ptxas(tool, arch)
         if self._use_cache:
-            _cache.store("ptxas", key, {"resources": {e: r.to_dict() for e, r in found.items()}})
+            self._store(tool, arch, found)
         return found
 
     def _run_ptxas(self, tool: Tool, arch: str) -> dict[str, Resources]:
         report, per_kernel, module = run_ptxas(tool, self.ptx, arch, ptx_target=self.ptx_target,
                                                raw_ptx=self.language == "ptx", display=self.source,
                                                options=self.ptxas_options)
+        found = self._reported(report, per_kernel, {**report.module_cmem, **module}, tool, arch)
+        if found is None:
+            missing = next(k.entry for k in self.kernels if k.entry not in report.functions)
+            raise ToolchainError(f"ptxas reported nothing for kernel {missing} of "
+                                 f"{self.source}; run ptxas -v on the PTX to see why")
+        return found
+
+    def _reported(self, report: PtxasReport, per_kernel: dict, module_cmem: dict, tool: Tool,
+                  arch: str, name=lambda entry: entry) -> dict[str, Resources] | None:
+        """Every kernel's resources from a ptxas report and its cubin's constant banks,
+        each kernel found under ``name(entry)``; None where the report lacks one."""
         found = {}
         for k in self.kernels:
-            numbers = report.functions.get(k.entry)
+            numbers = report.functions.get(name(k.entry))
             if numbers is None:
-                raise ToolchainError(f"ptxas reported nothing for kernel {k.entry} of "
-                                     f"{self.source}; run ptxas -v on the PTX to see why")
-            cmem = {**numbers["cmem"], **per_kernel.get(k.entry, {})}
+                return None
+            cmem = {**numbers["cmem"], **per_kernel.get(name(k.entry), {})}
             fields = {n: v for n, v in numbers.items() if n != "cmem"}
             found[k.entry] = Resources(kernel=k.entry, arch=arch, **fields, cmem=cmem,
-                                       module_cmem={**report.module_cmem, **module},
-                                       gmem=report.gmem,
+                                       module_cmem=module_cmem, gmem=report.gmem,
                                        launch_bounds=k.launch_bounds, toolchain=str(tool))
         return found
+
+    def _store(self, tool: Tool, arch: str, found: dict[str, Resources]) -> None:
+        """Keep ``found`` in the disk cache as this unit's resources on ``arch``."""
+        _cache.store("ptxas", self._ptxas_key(tool, arch),
+                     {"resources": {e: r.to_dict() for e, r in found.items()}})
 
     def to_dict(self) -> dict:
         return {"source": self.source, "language": self.language, "arch": self.arch,
@@ -219,3 +240,63 @@ class TranslationUnit:
                 "defines": self.defines, "options": self.options,
                 "ptxas_options": list(self.ptxas_options), "notes": self.notes,
                 "cached": self.cached, "kernels": [k.to_dict() for k in self.kernels]}
+
+
+def assemble_resources(units: list[TranslationUnit], arch: str | None = None) -> int:
+    """Keep in the disk cache the resources of every unit of ``units`` on ``arch`` (each
+    unit's own where None), assembled by one ptxas run per batch of :data:`BATCH`
+    (:mod:`kerncast.frontend._batch`): a sweep's binaries, before it predicts them. A
+    unit that cannot share a run, and every unit of a batch that ptxas fails on or whose
+    report cannot be told apart by module (constant banks of the whole module), is left
+    to :meth:`TranslationUnit.resources`, which reports its own error. Returns how many
+    units were assembled here.
+
+    Raises
+    ------
+    ToolchainError
+        When ptxas is missing (with how to install it).
+    """
+    tool = require_ptxas()
+    groups: dict[tuple, list[tuple[TranslationUnit, set[str]]]] = {}
+    seen: set[tuple[str, str]] = set()
+    for unit in units:
+        target = resolve_arch(arch) if arch is not None else unit.arch
+        if not unit._use_cache or (unit.sha256, target) in seen or not shares_a_run(unit.ptx) \
+                or _cache.holds("ptxas", unit._ptxas_key(tool, target)):
+            continue
+        seen.add((unit.sha256, target))
+        names = declared_names(unit.ptx)
+        if names is not None:
+            groups.setdefault((module_header(unit.ptx), target, unit.ptxas_options),
+                              []).append((unit, names))
+    done = 0
+    for (_, target, options), group in groups.items():
+        for start in range(0, len(group), BATCH):
+            done += _resources_batch(tool, group[start:start + BATCH], target, options)
+    return done
+
+
+def _resources_batch(tool: Tool, batch: list[tuple[TranslationUnit, set[str]]], arch: str,
+                     options: tuple[str, ...]) -> int:
+    """One ptxas run for ``batch`` ((unit, its top-level names), one header and ptxas
+    options); each unit's resources kept in the disk cache. Returns how many were kept:
+    none where ptxas fails, or where the batch has constant banks or global data of the
+    module, which no single unit's report could be told from."""
+    text = "\n".join(tagged(unit.ptx, names, index, index == 0)
+                     for index, (unit, names) in enumerate(batch)) + "\n"
+    ran = run_ptxas_log(tool, text, arch, options)
+    if ran is None:
+        return 0
+    log, cubin = ran
+    report = parse_verbose(log)
+    per_kernel, module = parse_cubin_constants(cubin)
+    if module or report.module_cmem or report.gmem:
+        return 0
+    done = 0
+    for index, (unit, _) in enumerate(batch):
+        found = unit._reported(report, per_kernel, {}, tool, arch,
+                               name=lambda entry, i=index: tag_of(entry, i))
+        if found is not None:
+            unit._store(tool, arch, found)
+            done += 1
+    return done

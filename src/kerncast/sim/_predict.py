@@ -131,22 +131,26 @@ _ASSEMBLER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kerncast-sass
 
 
 def assemble_sass(kernels: list[Kernel], device: str | Device) -> int:
-    """Keep in the disk cache the SASS that predictions of ``kernels`` on ``device`` read,
-    assembled in batches (:func:`kerncast.trace.assemble_many`): a sweep's binaries,
-    before it predicts them. A kernel that does not compile is left for its prediction
-    to report. Returns how many modules were assembled."""
+    """Keep in the disk cache the SASS and the ptxas resources that predictions of
+    ``kernels`` on ``device`` read, assembled in batches
+    (:func:`kerncast.trace.assemble_many`, :func:`kerncast.frontend.assemble_resources`):
+    a sweep's binaries, before it predicts them. A kernel that does not compile is left
+    for its prediction to report. Returns how many modules' SASS was assembled."""
+    from kerncast.frontend import assemble_resources  # noqa: PLC0415 (on use: ptxas)
     from kerncast.trace import assemble_many, printed_module  # noqa: PLC0415 (on use)
 
     dev = get_device(device)
     if dev.ptx_target is None:
         return 0
-    texts = []
+    texts, units = [], []
     for kernel in kernels:
         try:
-            _, module = cached_unit(kernel, dev.key)
+            unit, module = cached_unit(kernel, dev.key)
         except KerncastError:
             continue
         texts.append(printed_module(module)[0])
+        units.append(unit)
+    assemble_resources(units, dev.ptx_target)
     return assemble_many(texts, dev.ptx_target)
 
 

@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kerncast._errors import ToolchainError
+from kerncast.frontend import (BATCH, batch_index, declared_names, module_header, shares_a_run,
+                               tagged, untagged)
 
 __all__ = ["SassBlock", "SassCode", "SassFunction", "SassInstruction", "assemble",
            "assemble_many", "find_nvdisasm", "find_tools", "missing_tools", "parse_disassembly",
@@ -401,56 +403,7 @@ def _assembled(ptx: str, arch: str, name: str, key: dict) -> SassCode:
 
 # -- assembling many modules at once ----------------------------------------------------
 
-#: modules assembled together by one ptxas and one nvdisasm run
-BATCH = 48
-_HEADER = re.compile(r"^\s*\.(version|target|address_size)\b")
-_ROUTINE = re.compile(r"\.(?:entry|func)\s+(?:\([^)]*\)\s*)?([A-Za-z_$][\w$]*)")
-_VARIABLE = re.compile(r"^\s*(?:\.(?:visible|weak|extern|common)\s+)*"
-                       r"\.(global|shared|const|local)\b.*?\s([A-Za-z_$][\w$]*)\s*(?:\[|;|=)")
-#: what makes a module unfit to share a ptxas run: a function defined elsewhere (the
-#: declarations of several modules would clash) or source files of its own (``.file``)
-_ALONE = re.compile(r"\.extern\s[^;{]*\.func\b|^\s*\.file\b", re.M)
-_TAG = re.compile(r"__kcb(\d+)_")
 _SHIFT = re.compile(r"(line )(\d+)")
-
-
-def _declared(ptx: str) -> set[str] | None:
-    """The names a module declares at its top level (kernels, functions, shared
-    variables), or None where it has global or constant data there: ptxas lays such data
-    out for the whole batch, and an address that moves changes the code (dct8x8's table
-    in constant memory takes one more instruction at another offset)."""
-    names: set[str] = set()
-    depth = 0
-    for raw in ptx.splitlines():
-        line = raw.split("//", 1)[0]
-        if depth == 0:
-            routine, variable = _ROUTINE.search(line), _VARIABLE.match(line)
-            if routine:
-                names.add(routine.group(1))
-            elif variable and variable.group(1) != "shared":
-                return None
-            elif variable:
-                names.add(variable.group(2))
-        depth += line.count("{") - line.count("}")
-    return names
-
-
-def _tagged(ptx: str, names: set[str], index: int, first: bool) -> str:
-    """``ptx`` with its top-level ``names`` suffixed by the module's tag and, but for the
-    first module of a batch, its header lines turned into comments (its line count
-    kept, so that a PTX line of the batch is the module's own plus an offset)."""
-    if names:
-        pattern = re.compile(r"(?<![\w$%])(" + "|".join(map(re.escape, sorted(names))) +
-                             r")(?![\w$])")
-        ptx = pattern.sub(lambda m: f"{m.group(1)}__kcb{index}_", ptx)
-    if not first:
-        ptx = "\n".join("// " + line if _HEADER.match(line) else line
-                        for line in ptx.splitlines())
-    return ptx
-
-
-def _header(ptx: str) -> tuple[str, ...]:
-    return tuple(line.strip() for line in ptx.splitlines() if _HEADER.match(line))
 
 
 def _parts(text: str, offsets: list[int]) -> dict[int, str]:
@@ -462,14 +415,14 @@ def _parts(text: str, offsets: list[int]) -> dict[int, str]:
     for raw in _code_text(text).splitlines():
         section = _SECTION.match(raw)
         if section:
-            tag = _TAG.search(section.group(1))
-            index = int(tag.group(1)) if tag else -1
-            mine = lines.setdefault(index, []) if tag else None
+            found = batch_index(section.group(1))
+            index = -1 if found is None else found
+            mine = None if found is None else lines.setdefault(index, [])
         if mine is None:
             continue
         if _LINE.match(raw):
             raw = _SHIFT.sub(lambda m: f"{m.group(1)}{int(m.group(2)) - offsets[index]}", raw)
-        mine.append(raw.replace(f"__kcb{index}_", ""))
+        mine.append(untagged(raw, index))
     return {i: _renumbered("\n".join(body) + "\n") for i, body in lines.items() if i >= 0}
 
 
@@ -498,7 +451,7 @@ def _assemble_batch(batch: list[tuple[str, dict, set[str]]], arch: str) -> int:
     ptxas, nvdisasm = find_tools()
     texts, offsets, at = [], [], 0
     for index, (ptx, _, names) in enumerate(batch):
-        texts.append(_tagged(ptx, names, index, index == 0))
+        texts.append(tagged(ptx, names, index, index == 0))
         offsets.append(at)
         at += texts[-1].count("\n") + 1
     with tempfile.TemporaryDirectory(prefix="kerncast-sass-") as tmp:
@@ -537,12 +490,12 @@ def assemble_many(modules: list[str], arch: str = "sm_90") -> int:
     seen: set[str] = set()
     for ptx in modules:
         key = _key(ptx, arch, tools)
-        if key["ptx"] in seen or _ALONE.search(ptx) or _cache.holds("sass", key):
+        if key["ptx"] in seen or not shares_a_run(ptx) or _cache.holds("sass", key):
             continue
         seen.add(key["ptx"])
-        names = _declared(ptx)
+        names = declared_names(ptx)
         if names is not None:
-            groups.setdefault(_header(ptx), []).append((ptx, key, names))
+            groups.setdefault(module_header(ptx), []).append((ptx, key, names))
     done = 0
     for group in groups.values():
         for start in range(0, len(group), BATCH):
