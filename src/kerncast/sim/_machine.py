@@ -200,8 +200,9 @@ class Machine:
         return float(launch.get("launch_overhead_s") or launch.get("empty_kernel_s") or 3.8e-6)
 
     def dispatch_seconds(self, blocks: int) -> float:
-        """The least time the block scheduler needs to start ``blocks`` blocks: a throughput
-        bound that overlaps with execution (measured with empty blocks)."""
+        """The least time the block scheduler needs to start ``blocks`` blocks (measured
+        with empty blocks): over a whole grid a throughput bound that overlaps with
+        execution; over the first wave the delay of the last slot's start."""
         return float(self.calibration.launch.get("per_block_s", 0.0)) * blocks
 
     def block_turnaround(self, warps: int = 1) -> tuple[float, str | None]:

@@ -642,6 +642,9 @@ def _predict_launch(kernel: Kernel, launch: Launch, device: str | Device, jobs: 
             sharing, costs).cycles
     execute = cycles / machine.clock_hz
     dispatch = machine.dispatch_seconds(blocks)
+    # the block scheduler starts the first wave's blocks one after another: the slot it
+    # fills last starts that much after the first, and its blocks end as much later
+    stagger = machine.dispatch_seconds(min(blocks, wave))
     fixed = machine.launch_fixed_seconds()
     neighbour = None
     if len(set(sources)) == 1 and blocks > 1 and len(_global_atomics(trace)[2]):
@@ -650,8 +653,8 @@ def _predict_launch(kernel: Kernel, launch: Launch, device: str | Device, jobs: 
     atomics = _atomic_seconds(trace, machine, blocks, sorted(set(sources)), rnd, neighbour)
     straggler = _straggler_seconds(loop, rnd, full, machine)
     execute = max(execute, atomics, straggler)
-    seconds = fixed + max(execute, dispatch)
-    return _result(seconds, cycles, full, machine, fixed + max(dispatch - execute, 0.0), {
+    seconds = fixed + max(execute + stagger, dispatch)
+    return _result(seconds, cycles, full, machine, fixed + max(stagger, dispatch - execute), {
         "device": dev.key, "calibration": machine.calibration.device,
         "adapted_from": machine.adapted_from, "store_rates_from": machine.store_curve_source(),
         "compiler": f"{tu.toolchain.name} {tu.toolchain.version}",
