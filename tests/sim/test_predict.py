@@ -61,7 +61,7 @@ def _fma(blocks: int, iters: int, ilp: int = 2):
 
 
 def _execute(result, device: str = H100) -> float:
-    """The predicted time less the fixed launch cost and the first wave's start."""
+    """The predicted time less the fixed launch cost and a wave's retirement."""
     info, machine = result.based_on, _machine(device)
     wave = info["blocks_per_sm"] * info["sm_count"]
     return result.seconds - machine.launch_fixed_seconds() - \
@@ -139,9 +139,9 @@ def test_the_wave_is_what_the_occupancy_allows():
     assert result.based_on["waves"] == 1
 
 
-def test_the_first_waves_blocks_start_one_after_another():
-    # the block scheduler starts one block every per_block_s: the slot filled last starts
-    # a wave's worth later, and so ends later; past the first wave it overlaps
+def test_a_waves_blocks_are_retired_one_after_another():
+    # the blocks of a wave end together and the block scheduler takes one every
+    # per_block_s: the launch ends a wave's worth of them later
     machine = _machine()
     for blocks in (132, WAVE, 3 * WAVE):
         result = predict_launch(*_fma(blocks, 64), H100)

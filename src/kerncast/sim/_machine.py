@@ -200,9 +200,10 @@ class Machine:
         return float(launch.get("launch_overhead_s") or launch.get("empty_kernel_s") or 3.8e-6)
 
     def dispatch_seconds(self, blocks: int) -> float:
-        """The least time the block scheduler needs to start ``blocks`` blocks (measured
-        with empty blocks): over a whole grid a throughput bound that overlaps with
-        execution; over the first wave the delay of the last slot's start."""
+        """The least time the block scheduler needs to start and retire ``blocks``
+        blocks (measured with empty blocks): over a whole grid a throughput bound that
+        overlaps with execution; over a wave whose blocks end together, the time it takes
+        to retire them after they end."""
         return float(self.calibration.launch.get("per_block_s", 0.0)) * blocks
 
     def block_turnaround(self, warps: int = 1) -> tuple[float, str | None]:
