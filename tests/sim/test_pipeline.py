@@ -18,8 +18,8 @@ from kerncast.ptx import parse, read_registers, written_registers
 from kerncast.sim import machine_for
 from kerncast.sim._machine import PIPES
 from kerncast.sim._memory import RequestCost
-from kerncast.sim._pipeline import (K_ALU, K_BAR, K_MEM, WINDOWS, Op, _Dram, build_table,
-                                    sample_streams, simulate_round)
+from kerncast.sim._pipeline import (FP64_SHADOW, K_ALU, K_BAR, K_MEM, WINDOWS, Op, _Dram,
+                                    build_table, sample_streams, simulate_round)
 from kerncast.trace import KINDS, SPACES
 
 LOAD, STORE = KINDS.index("load"), KINDS.index("store")
@@ -121,6 +121,21 @@ def test_a_half_rate_pipe_halves_throughput(machine):
     assert t64.busy["fp64"] == pytest.approx(per_scheduler * machine.issue["fp64"])
     assert t32.busy["fma"] == pytest.approx(per_scheduler * machine.issue["fp32"])
     assert t32.busy["fp64"] == 0.0
+
+
+@pytest.mark.parametrize("fp64, others", [(4, 0), (4, 3), (4, 7), (8, 5), (16, 3), (16, 11)])
+def test_an_fp64_instruction_leaves_a_third_of_its_second_cycle_to_others(machine, fp64,
+                                                                           others):
+    """A loop trip of D FP64 instructions and N others takes 2D + max(0, N - 0.35 D)
+    cycles a warp per scheduler, as tools/fp64_issue_probe.py measured on an H200."""
+    assert machine.issue["fp64"] == 2 and machine.issue["int"] == 1
+    table = [_alu(machine, "fp64", dsts=(i,)) for i in range(fp64)] + \
+        [_alu(machine, "int", dsts=(fp64 + i,)) for i in range(others)]
+    trips, warps = 40, 64
+    result = _run(machine, [list(range(len(table))) * trips] * warps, table)
+    per_trip = result.cycles / (trips * warps / machine.schedulers)
+    assert per_trip == pytest.approx(2 * fp64 + max(0.0, others - FP64_SHADOW * fp64),
+                                     rel=0.05)
 
 
 def test_an_instruction_holds_every_pipe_its_sass_needs(machine):

@@ -11,6 +11,9 @@ Event-driven, as the static-analysis seed's pipeline, extended for Hopper-class 
   and holds the pipes that SASS needs (``Op.also`` beside its own: the integer ALU at
   two cycles a warp instruction on Hopper, the heavy FP32 half for integer
   multiply-adds), its class's pipe less where ptxas removed part of its executions;
+* an FP64 instruction holds its 16-lane pipe for two cycles a warp, and its scheduler
+  for both but in a third of them (:data:`FP64_SHADOW`, measured: every third or so
+  ``DFMA`` of a scheduler leaves its second cycle to another instruction);
 * a floating-point instruction whose SASS reads two distinct registers of one register
   bank (even or odd), not served by the operand reuse cache, holds its pipe a cycle
   longer per extra read (``_regbanks``; corpus arith_mixed's FFMAs run at half rate
@@ -63,8 +66,8 @@ from kerncast.sim._machine import PIPES, Machine
 from kerncast.sim._memory import RequestCost, SMCaches, vector_carrier
 from kerncast.trace import KINDS, SPACES
 
-__all__ = ["RoundResult", "build_table", "constant_replays", "memory_keys", "sample_streams",
-           "segment_orders", "simulate_round"]
+__all__ = ["FP64_SHADOW", "RoundResult", "build_table", "constant_replays", "memory_keys",
+           "sample_streams", "segment_orders", "shadow_cycles", "simulate_round"]
 
 _MEM_CLASSES = {
     InstrClass.LD_GLOBAL, InstrClass.ST_GLOBAL, InstrClass.LD_SHARED, InstrClass.ST_SHARED,
@@ -78,8 +81,16 @@ _ATOMIC, _STORE = KINDS.index("atomic"), KINDS.index("store")
 _CACHED = (SPACES.index("global"), SPACES.index("local"))
 _GLOBAL_SPACE = SPACES.index("global")
 _LSU = PIPES.index("lsu")
+_FP64 = PIPES.index("fp64")
 DEFAULT_BUDGET = 60_000
 _INF = float("inf")
+#: The share of an FP64 instruction's pipe cycles past its issue in which its scheduler
+#: can issue another instruction. tools/fp64_issue_probe.py on an H200
+#: (data/probes/fp64_issue_h200.json): a loop trip of D DFMAs and N other instructions
+#: takes 2D + max(0, N - 0.35 D) cycles (rms 0.31 cycles over 15 loops of 1, 2 and 4
+#: chains and 0 to 8 extra integer adds), where a free second cycle would give
+#: max(2D, D + N) (rms 2.8). Measured on Hopper; assumed on other architectures.
+FP64_SHADOW = 0.35
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +106,15 @@ class Op:
     dsts: tuple[int, ...]
     #: other pipes the instruction's SASS holds meanwhile: (pipe, cycles) pairs
     also: tuple[tuple[int, float], ...] = ()
+
+
+def shadow_cycles(op: Op) -> float:
+    """The cycles an FP64 instruction holds its pipe past its scheduler slots: cycles
+    that hold the scheduler too, but for :data:`FP64_SHADOW` of them, which another
+    instruction can take (0 for other instructions)."""
+    if op.kind == K_ALU and op.pipe == _FP64 and op.issue > op.slots:
+        return float(op.issue - op.slots)
+    return 0.0
 
 
 @dataclass
@@ -634,8 +654,8 @@ class _Sim:
             heapq.heapify(h)
         self._heaps = heaps
         # plain lists and tuples: the loop below runs once per issued instruction
-        table = [(op.kind, op.pipe, op.issue, op.slots, op.latency, op.srcs, op.dsts, op.also)
-                 for op in self.table]
+        table = [(op.kind, op.pipe, op.issue, op.slots, op.latency, op.srcs, op.dsts, op.also,
+                  shadow_cycles(op)) for op in self.table]
         pos = self.pos
         pcs_of = [p.tolist() if isinstance(p, np.ndarray) else list(p) for p, _ in self.streams]
         steps_of = [s for _, s in self.streams]
@@ -654,6 +674,7 @@ class _Sim:
         # per scheduler, the first cycle it could issue: its earliest queued warp, once
         # the scheduler is free (kept current wherever a queue or a scheduler changes)
         first = [0.0] * len(heaps)
+        shadow_credit = [0.0] * len(heaps)
 
         def arm_next(k: int) -> None:  # the first parked warp of scheduler k waits next
             t, armed[k] = pop(parked[k])
@@ -692,7 +713,7 @@ class _Sim:
                 refresh_all()
                 continue
             pc = pcs_of[w][i]
-            kind, pipe, issue, slots, latency, srcs, dsts, also = table[pc]
+            kind, pipe, issue, slots, latency, srcs, dsts, also, shadow = table[pc]
             ready = readies[w]
             free = pipe_free[s]
             start = free[pipe]
@@ -719,7 +740,15 @@ class _Sim:
                 t = h[0][0]
                 first[s] = t if t > sched_free[s] else sched_free[s]
                 continue
-            sched_free[s] = now + slots
+            if shadow:
+                # the FP64 pipe's cycles past the slots hold the scheduler, but for the
+                # whole cycles its shadow credit has earned: those another warp can take
+                credit = shadow_credit[s] + FP64_SHADOW * shadow
+                granted = min(shadow, float(int(credit)))
+                shadow_credit[s] = credit - granted
+                sched_free[s] = now + slots + shadow - granted
+            else:
+                sched_free[s] = now + slots
             free[pipe] = now + issue
             busy[pipe] += issue
             if also:

@@ -1,0 +1,109 @@
+"""Do integer instructions issue in the shadow of an FP64 multiply-add?
+
+An H100 or H200 SM sub-partition has 16 FP64 lanes: a warp's ``DFMA`` keeps its pipe
+for two cycles. kerncast's pipeline model lets the scheduler issue another warp's
+instruction to another pipe in the second cycle, so a loop of ``DFMA``s with a few
+integer instructions beside them runs at two cycles a ``DFMA`` until the integer
+instructions outnumber the ``DFMA``s. ``arith_fp64`` with one chain a thread measures
+22% slower than with four, where the model predicts both at the pipe's rate.
+
+Here a loop of ``CH`` independent ``DFMA`` chains, four steps each a trip, with ``INTS``
+independent integer adds a trip beside them (and the loop's own counter, compare and
+branch), runs at full occupancy (8 blocks of 256 threads an SM, 16 warps a scheduler).
+Printed as JSON, per variant: the time (CUDA events around 5 launches back to back, the
+median of 5 such batches) and the cycles a ``DFMA`` takes per scheduler at the SM clock
+NVML reads after the run.
+
+    python tools/fp64_issue_probe.py > fp64_issue.json      (needs CuPy and a GPU)
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import cupy as cp
+import numpy as np
+
+SOURCE = r"""
+#define UNROLL 4
+extern "C" __global__ void mix(double* out, int trips, double m, double c) {
+  double a[CH];
+#pragma unroll
+  for (int j = 0; j < CH; j++) a[j] = threadIdx.x * 1e-9 + j;
+  unsigned x[INTS > 0 ? INTS : 1];
+#pragma unroll
+  for (int k = 0; k < (INTS > 0 ? INTS : 1); k++) x[k] = threadIdx.x + k;
+#pragma unroll 1
+  for (int t = 0; t < trips; t++) {
+#pragma unroll
+    for (int u = 0; u < UNROLL; u++) {
+#pragma unroll
+      for (int j = 0; j < CH; j++) a[j] = fma(a[j], m, c);
+    }
+#pragma unroll
+    for (int k = 0; k < INTS; k++) asm volatile("add.u32 %0, %0, %1;" : "+r"(x[k]) : "r"(t));
+  }
+  double s = 0;
+#pragma unroll
+  for (int j = 0; j < CH; j++) s += a[j];
+#pragma unroll
+  for (int k = 0; k < (INTS > 0 ? INTS : 1); k++) s += x[k];
+  out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+}
+"""
+TRIPS = 20000
+BLOCK = 256
+PER_SM = 8
+SCHEDULERS = 4
+
+
+def _sm_clock_mhz() -> float:
+    text = subprocess.run(["nvidia-smi", "--query-gpu=clocks.sm", "--format=csv,noheader,nounits",
+                           "-i", "0"], capture_output=True, text=True, check=False).stdout
+    return float(text.split()[0]) if text.strip() else float("nan")
+
+
+def _seconds(kernel, grid: int, out) -> float:
+    start, stop = cp.cuda.Event(), cp.cuda.Event()
+    args = (out, np.int32(TRIPS), np.float64(0.999999), np.float64(1e-7))
+    kernel((grid,), (BLOCK,), args)
+    batches = []
+    for _ in range(5):
+        start.record()
+        for _ in range(5):
+            kernel((grid,), (BLOCK,), args)
+        stop.record()
+        stop.synchronize()
+        batches.append(cp.cuda.get_elapsed_time(start, stop) * 1e-3 / 5)
+    return float(np.median(batches))
+
+
+def main() -> int:
+    props = cp.cuda.runtime.getDeviceProperties(0)
+    sms = props["multiProcessorCount"]
+    grid = sms * PER_SM
+    out = cp.zeros(grid * BLOCK, cp.float64)
+    rows = []
+    for ch in (1, 2, 4):
+        for ints in (0, 1, 2, 4, 8):
+            kernel = cp.RawModule(code=SOURCE, options=(f"-DCH={ch}", f"-DINTS={ints}")
+                                  ).get_function("mix")
+            seconds = _seconds(kernel, grid, out)
+            mhz = _sm_clock_mhz()
+            dfma_per_scheduler = grid * BLOCK / 32 * TRIPS * 4 * ch / (sms * SCHEDULERS)
+            cycles = seconds * mhz * 1e6 / dfma_per_scheduler
+            regs = getattr(kernel, "num_regs", None)
+            rows.append({"chains": ch, "ints_per_trip": ints, "dfma_per_trip": 4 * ch,
+                         "seconds": seconds, "sm_clock_mhz": mhz,
+                         "cycles_per_dfma": cycles, "regs": regs})
+            print(f"chains {ch} ints {ints}: {seconds * 1e3:.3f} ms, {cycles:.3f} cycles a DFMA "
+                  f"per scheduler at {mhz:.0f} MHz ({regs} registers)", file=sys.stderr)
+    json.dump({"device": props["name"].decode(), "sms": sms, "trips": TRIPS, "block": BLOCK,
+               "blocks_per_sm": PER_SM, "rows": rows}, sys.stdout, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
