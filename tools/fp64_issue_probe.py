@@ -14,7 +14,11 @@ Printed as JSON, per variant: the time (CUDA events around 5 launches back to ba
 median of 5 such batches) and the cycles a ``DFMA`` takes per scheduler at the SM clock
 NVML reads after the run.
 
-    python tools/fp64_issue_probe.py > fp64_issue.json      (needs CuPy and a GPU)
+    python tools/fp64_issue_probe.py [--float] > fp64_issue.json   (needs CuPy and a GPU)
+
+With ``--float`` the chains are FP32 (``FFMA``, one warp instruction a cycle on the
+FP32 pair): the same loops, where the integer adds can only cost issue slots and the
+integer ALU's own rate (two cycles a warp instruction).
 """
 
 from __future__ import annotations
@@ -28,8 +32,8 @@ import numpy as np
 
 SOURCE = r"""
 #define UNROLL 4
-extern "C" __global__ void mix(double* out, int trips, double m, double c) {
-  double a[CH];
+extern "C" __global__ void mix(double* out, int trips, REAL m, REAL c) {
+  REAL a[CH];
 #pragma unroll
   for (int j = 0; j < CH; j++) a[j] = threadIdx.x * 1e-9 + j;
   unsigned x[INTS > 0 ? INTS : 1];
@@ -54,6 +58,8 @@ extern "C" __global__ void mix(double* out, int trips, double m, double c) {
 }
 """
 TRIPS = 20000
+#: the chains' type: ``double`` (DFMA), or ``float`` with ``--float`` (FFMA, the control)
+REAL = "float" if "--float" in sys.argv[1:] else "double"
 BLOCK = 256
 PER_SM = 8
 SCHEDULERS = 4
@@ -67,7 +73,8 @@ def _sm_clock_mhz() -> float:
 
 def _seconds(kernel, grid: int, out) -> float:
     start, stop = cp.cuda.Event(), cp.cuda.Event()
-    args = (out, np.int32(TRIPS), np.float64(0.999999), np.float64(1e-7))
+    scalar = np.float64 if REAL == "double" else np.float32
+    args = (out, np.int32(TRIPS), scalar(0.999999), scalar(1e-7))
     kernel((grid,), (BLOCK,), args)
     batches = []
     for _ in range(5):
@@ -88,8 +95,8 @@ def main() -> int:
     rows = []
     for ch in (1, 2, 4):
         for ints in (0, 1, 2, 4, 8):
-            kernel = cp.RawModule(code=SOURCE, options=(f"-DCH={ch}", f"-DINTS={ints}")
-                                  ).get_function("mix")
+            kernel = cp.RawModule(code=SOURCE, options=(f"-DCH={ch}", f"-DINTS={ints}",
+                                                        f"-DREAL={REAL}")).get_function("mix")
             seconds = _seconds(kernel, grid, out)
             mhz = _sm_clock_mhz()
             dfma_per_scheduler = grid * BLOCK / 32 * TRIPS * 4 * ch / (sms * SCHEDULERS)
@@ -100,7 +107,8 @@ def main() -> int:
                          "cycles_per_dfma": cycles, "regs": regs})
             print(f"chains {ch} ints {ints}: {seconds * 1e3:.3f} ms, {cycles:.3f} cycles a DFMA "
                   f"per scheduler at {mhz:.0f} MHz ({regs} registers)", file=sys.stderr)
-    json.dump({"device": props["name"].decode(), "sms": sms, "trips": TRIPS, "block": BLOCK,
+    json.dump({"device": props["name"].decode(), "real": REAL, "sms": sms, "trips": TRIPS,
+               "block": BLOCK,
                "blocks_per_sm": PER_SM, "rows": rows}, sys.stdout, indent=1)
     return 0
 
