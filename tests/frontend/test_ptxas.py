@@ -124,6 +124,20 @@ def test_cubin_reader_ignores_other_files(data):
     assert parse_cubin_constants(data) == ({}, {})
 
 
+SPILLS_CU = """\
+extern "C" __global__ void __maxnreg__(24) spills(float* x, int n) {
+  float a[32];
+#pragma unroll
+  for (int k = 0; k < 32; k++) a[k] = x[threadIdx.x + k * n];
+  float s = 0;
+  for (int j = 0; j < n; j++) {
+#pragma unroll
+    for (int k = 0; k < 32; k++) s += a[k] * a[(k + j) & 31] * x[j * k];
+  }
+  x[threadIdx.x] = s;
+}
+"""
+
 CONSTANTS_CU = """\
 __constant__ float coef[64];
 __device__ __noinline__ float helper(const float* p, int i) {
@@ -138,18 +152,7 @@ extern "C" __global__ void __launch_bounds__(128, 4) uses_all(float* out, const 
   __syncthreads();
   if (i < n) out[i] = helper(in, i) + tile[127 - threadIdx.x];
 }
-extern "C" __global__ void __maxnreg__(24) spills(float* x, int n) {
-  float a[32];
-#pragma unroll
-  for (int k = 0; k < 32; k++) a[k] = x[threadIdx.x + k * n];
-  float s = 0;
-  for (int j = 0; j < n; j++) {
-#pragma unroll
-    for (int k = 0; k < 32; k++) s += a[k] * a[(k + j) & 31] * x[j * k];
-  }
-  x[threadIdx.x] = s;
-}
-"""
+""" + SPILLS_CU
 
 
 @pytest.mark.toolchain

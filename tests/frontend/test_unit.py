@@ -8,10 +8,10 @@ import pytest
 from kerncast.frontend import _cache, _process, assemble_resources, compile
 
 from .conftest import SAXPY_CU
-from .test_ptxas import CONSTANTS_CU
+from .test_ptxas import CONSTANTS_CU, SPILLS_CU
 
-#: kernels with shared memory and a barrier, a stack frame and a helper function,
-#: spills under a register cap, and several kernels in one module
+#: kernels with shared memory and a barrier, spills under a register cap, and several
+#: kernels in one module
 SOURCES = {
     "saxpy.cu": SAXPY_CU,
     "scaled.cu": SAXPY_CU.replace("2.0f", "3.0f"),
@@ -24,19 +24,7 @@ extern "C" __global__ void second(float* x, int n) {
   for (int k = 1; k < n; k++) x[threadIdx.x] += s[(threadIdx.x + k) & 255];
 }
 """,
-    "spills.cu": """\
-extern "C" __global__ void __maxnreg__(24) spills(float* x, int n) {
-  float a[32];
-#pragma unroll
-  for (int k = 0; k < 32; k++) a[k] = x[threadIdx.x + k * n];
-  float s = 0;
-  for (int j = 0; j < n; j++) {
-#pragma unroll
-    for (int k = 0; k < 32; k++) s += a[k] * a[(k + j) & 31] * x[j * k];
-  }
-  x[threadIdx.x] = s;
-}
-""",
+    "spills.cu": SPILLS_CU,
 }
 
 
