@@ -145,11 +145,11 @@ def test_a_waves_blocks_are_retired_one_after_another():
     machine = _machine()
     for blocks in (132, WAVE, 3 * WAVE):
         result = predict_launch(*_fma(blocks, 64), H100)
-        stagger = machine.dispatch_seconds(min(blocks, WAVE))
-        assert stagger > 0
+        retiring = machine.dispatch_seconds(min(blocks, WAVE))
+        assert retiring > 0
         assert result.breakdown["launch"] == pytest.approx(
-            machine.launch_fixed_seconds() + stagger, rel=1e-9)
-        assert result.seconds >= machine.launch_fixed_seconds() + stagger + \
+            machine.launch_fixed_seconds() + retiring, rel=1e-9)
+        assert result.seconds >= machine.launch_fixed_seconds() + retiring + \
             result.based_on["round_cycles"] / machine.clock_hz
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 
 from kerncast._errors import InputError, KerncastError, ToolchainError
@@ -214,7 +215,7 @@ class TranslationUnit:
         return found
 
     def _reported(self, report: PtxasReport, per_kernel: dict, module_cmem: dict, tool: Tool,
-                  arch: str, name=lambda entry: entry) -> dict[str, Resources] | None:
+                  arch: str, name: Callable[[str], str] = str) -> dict[str, Resources] | None:
         """Every kernel's resources from a ptxas report and its cubin's constant banks,
         each kernel found under ``name(entry)``; None where the report lacks one."""
         found = {}

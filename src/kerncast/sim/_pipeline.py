@@ -12,8 +12,8 @@ Event-driven, as the static-analysis seed's pipeline, extended for Hopper-class 
   two cycles a warp instruction on Hopper, the heavy FP32 half for integer
   multiply-adds), its class's pipe less where ptxas removed part of its executions;
 * an FP64 instruction holds its 16-lane pipe for two cycles a warp, and its scheduler
-  for both but in a third of them (:data:`FP64_SHADOW`, measured: every third or so
-  ``DFMA`` of a scheduler leaves its second cycle to another instruction);
+  for both of them, but about one in three of the second cycles is left to another
+  instruction (:data:`FP64_SHADOW`, measured);
 * a floating-point instruction whose SASS reads two distinct registers of one register
   bank (even or odd), not served by the operand reuse cache, holds its pipe a cycle
   longer per extra read (``_regbanks``; corpus arith_mixed's FFMAs run at half rate

@@ -647,7 +647,7 @@ def _predict_launch(kernel: Kernel, launch: Launch, device: str | Device, jobs: 
     # after its blocks do (tools/first_wave_probe.py: blocks that spin 10 µs, on an H200,
     # 0.63 ns a block over a wave of 32-thread blocks, against 0.60 calibrated; their
     # starts spread over 0.4 µs)
-    stagger = machine.dispatch_seconds(min(blocks, wave))
+    retiring = machine.dispatch_seconds(min(blocks, wave))
     fixed = machine.launch_fixed_seconds()
     neighbour = None
     if len(set(sources)) == 1 and blocks > 1 and len(_global_atomics(trace)[2]):
@@ -656,8 +656,8 @@ def _predict_launch(kernel: Kernel, launch: Launch, device: str | Device, jobs: 
     atomics = _atomic_seconds(trace, machine, blocks, sorted(set(sources)), rnd, neighbour)
     straggler = _straggler_seconds(loop, rnd, full, machine)
     execute = max(execute, atomics, straggler)
-    seconds = fixed + max(execute + stagger, dispatch)
-    return _result(seconds, cycles, full, machine, fixed + max(stagger, dispatch - execute), {
+    seconds = fixed + max(execute + retiring, dispatch)
+    return _result(seconds, cycles, full, machine, fixed + max(retiring, dispatch - execute), {
         "device": dev.key, "calibration": machine.calibration.device,
         "adapted_from": machine.adapted_from, "store_rates_from": machine.store_curve_source(),
         "compiler": f"{tu.toolchain.name} {tu.toolchain.version}",
