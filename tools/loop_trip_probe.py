@@ -1,0 +1,96 @@
+"""What does a loop trip cost a scheduler beyond its instructions?
+
+A loop of ``CH`` independent FP32 chains (``FFMA``, one warp instruction a cycle on the
+FP32 pair) runs ``UNROLL`` steps a trip, at full occupancy (8 blocks of 256 threads an
+SM, 16 warps a scheduler), the same ``FFMA``s in all for every unroll: a trip is its
+``FFMA``s plus the loop's counter, compare and branch. Printed as JSON, per unroll: the
+time (CUDA events around 5 launches back to back, the median of 5 batches), the cycles
+a trip takes per scheduler at the SM clock NVML reads after the run, and those cycles
+less the trip's SASS instructions (``FFMA``s + 3).
+
+    python tools/loop_trip_probe.py > loop_trip.json      (needs CuPy and a GPU)
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import cupy as cp
+import numpy as np
+
+SOURCE = r"""
+extern "C" __global__ void loop(float* out, int trips, float m, float c) {
+  float a[CH];
+#pragma unroll
+  for (int j = 0; j < CH; j++) a[j] = threadIdx.x * 1e-6f + j;
+#pragma unroll 1
+  for (int t = 0; t < trips; t++) {
+#pragma unroll
+    for (int u = 0; u < UNROLL; u++) {
+#pragma unroll
+      for (int j = 0; j < CH; j++) a[j] = fmaf(a[j], m, c);
+    }
+  }
+  float s = 0;
+#pragma unroll
+  for (int j = 0; j < CH; j++) s += a[j];
+  out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+}
+"""
+CHAINS = 4
+FMAS = 1 << 19  # FFMAs a thread, every unroll
+BLOCK = 256
+PER_SM = 8
+SCHEDULERS = 4
+
+
+def _sm_clock_mhz() -> float:
+    text = subprocess.run(["nvidia-smi", "--query-gpu=clocks.sm", "--format=csv,noheader,nounits",
+                           "-i", "0"], capture_output=True, text=True, check=False).stdout
+    return float(text.split()[0]) if text.strip() else float("nan")
+
+
+def _seconds(kernel, grid: int, trips: int, out) -> float:
+    start, stop = cp.cuda.Event(), cp.cuda.Event()
+    args = (out, np.int32(trips), np.float32(0.999999), np.float32(1e-7))
+    kernel((grid,), (BLOCK,), args)
+    batches = []
+    for _ in range(5):
+        start.record()
+        for _ in range(5):
+            kernel((grid,), (BLOCK,), args)
+        stop.record()
+        stop.synchronize()
+        batches.append(cp.cuda.get_elapsed_time(start, stop) * 1e-3 / 5)
+    return float(np.median(batches))
+
+
+def main() -> int:
+    props = cp.cuda.runtime.getDeviceProperties(0)
+    sms = props["multiProcessorCount"]
+    grid = sms * PER_SM
+    out = cp.zeros(grid * BLOCK, cp.float32)
+    rows = []
+    for unroll in (1, 2, 4, 8, 16):
+        kernel = cp.RawModule(code=SOURCE, options=(f"-DCH={CHAINS}", f"-DUNROLL={unroll}")
+                              ).get_function("loop")
+        trips = FMAS // (unroll * CHAINS)
+        seconds = _seconds(kernel, grid, trips, out)
+        mhz = _sm_clock_mhz()
+        warp_trips = grid * BLOCK / 32 * trips / (sms * SCHEDULERS)
+        per_trip = seconds * mhz * 1e6 / warp_trips
+        body = unroll * CHAINS
+        rows.append({"unroll": unroll, "ffma_per_trip": body, "trips": trips,
+                     "seconds": seconds, "sm_clock_mhz": mhz, "cycles_per_trip": per_trip,
+                     "beyond_instructions": per_trip - (body + 3)})
+        print(f"unroll {unroll}: {seconds * 1e3:.3f} ms, {per_trip:.2f} cycles a trip "
+              f"({per_trip - body - 3:+.2f} beyond its {body + 3} instructions)", file=sys.stderr)
+    json.dump({"device": props["name"].decode(), "sms": sms, "chains": CHAINS, "block": BLOCK,
+               "blocks_per_sm": PER_SM, "rows": rows}, sys.stdout, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
