@@ -39,6 +39,43 @@ def timed(cp, spin, kernel, grid, block, args, reps: int = 5) -> float:
     return float(np.median(times))
 
 
+def batched(cp, kernel, grid: int, block: int, args, launches: int = 5,
+            batches: int = 5) -> float:
+    """Median seconds a launch over ``batches`` batches of ``launches`` launches back to
+    back (CUDA events around each batch), after one untimed launch."""
+    start, stop = cp.cuda.Event(), cp.cuda.Event()
+    kernel((grid,), (block,), args)
+    per = []
+    for _ in range(batches):
+        start.record()
+        for _ in range(launches):
+            kernel((grid,), (block,), args)
+        stop.record()
+        stop.synchronize()
+        per.append(cp.cuda.get_elapsed_time(start, stop) * 1e-3 / launches)
+    return float(np.median(per))
+
+
+#: the full-occupancy launch the issue-rate probes run: 8 blocks of 256 threads an SM,
+#: 16 warps on each of its 4 schedulers
+BLOCK, PER_SM, SCHEDULERS = 256, 8, 4
+
+
+def full_occupancy(cp, dtype) -> tuple[dict, int, int, object]:
+    """(device properties, SMs, grid of :data:`PER_SM` blocks an SM, an output array of a
+    value a thread in ``dtype``) for a probe of GPU 0."""
+    props = cp.cuda.runtime.getDeviceProperties(0)
+    sms = props["multiProcessorCount"]
+    return props, sms, sms * PER_SM, cp.zeros(sms * PER_SM * BLOCK, dtype)
+
+
+def sm_clock_mhz() -> float:
+    """The SM clock nvidia-smi reads now on GPU 0 (NaN where it reads none)."""
+    text = subprocess.run(["nvidia-smi", "--query-gpu=clocks.sm", "--format=csv,noheader,nounits",
+                           "-i", "0"], capture_output=True, text=True, check=False).stdout
+    return float(text.split()[0]) if text.strip() else float("nan")
+
+
 def sass(source: str) -> str:
     """``cuobjdump -sass`` of ``source`` compiled for sm_90."""
     with tempfile.TemporaryDirectory() as tmp:

@@ -24,11 +24,11 @@ integer ALU's own rate (two cycles a warp instruction).
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 
 import cupy as cp
 import numpy as np
+from _gpu_probe import BLOCK, PER_SM, SCHEDULERS, batched, full_occupancy, sm_clock_mhz
 
 SOURCE = r"""
 #define UNROLL 4
@@ -60,45 +60,19 @@ extern "C" __global__ void mix(double* out, int trips, REAL m, REAL c) {
 TRIPS = 20000
 #: the chains' type: ``double`` (DFMA), or ``float`` with ``--float`` (FFMA, the control)
 REAL = "float" if "--float" in sys.argv[1:] else "double"
-BLOCK = 256
-PER_SM = 8
-SCHEDULERS = 4
-
-
-def _sm_clock_mhz() -> float:
-    text = subprocess.run(["nvidia-smi", "--query-gpu=clocks.sm", "--format=csv,noheader,nounits",
-                           "-i", "0"], capture_output=True, text=True, check=False).stdout
-    return float(text.split()[0]) if text.strip() else float("nan")
-
-
-def _seconds(kernel, grid: int, out) -> float:
-    start, stop = cp.cuda.Event(), cp.cuda.Event()
-    scalar = np.float64 if REAL == "double" else np.float32
-    args = (out, np.int32(TRIPS), scalar(0.999999), scalar(1e-7))
-    kernel((grid,), (BLOCK,), args)
-    batches = []
-    for _ in range(5):
-        start.record()
-        for _ in range(5):
-            kernel((grid,), (BLOCK,), args)
-        stop.record()
-        stop.synchronize()
-        batches.append(cp.cuda.get_elapsed_time(start, stop) * 1e-3 / 5)
-    return float(np.median(batches))
 
 
 def main() -> int:
-    props = cp.cuda.runtime.getDeviceProperties(0)
-    sms = props["multiProcessorCount"]
-    grid = sms * PER_SM
-    out = cp.zeros(grid * BLOCK, cp.float64)
+    props, sms, grid, out = full_occupancy(cp, cp.float64)
     rows = []
     for ch in (1, 2, 4):
         for ints in (0, 1, 2, 4, 8):
             kernel = cp.RawModule(code=SOURCE, options=(f"-DCH={ch}", f"-DINTS={ints}",
                                                         f"-DREAL={REAL}")).get_function("mix")
-            seconds = _seconds(kernel, grid, out)
-            mhz = _sm_clock_mhz()
+            scalar = np.float64 if REAL == "double" else np.float32
+            args = (out, np.int32(TRIPS), scalar(0.999999), scalar(1e-7))
+            seconds = batched(cp, kernel, grid, BLOCK, args)
+            mhz = sm_clock_mhz()
             dfma_per_scheduler = grid * BLOCK / 32 * TRIPS * 4 * ch / (sms * SCHEDULERS)
             cycles = seconds * mhz * 1e6 / dfma_per_scheduler
             regs = getattr(kernel, "num_regs", None)

@@ -14,11 +14,11 @@ less the trip's SASS instructions (``FFMA``s + 3).
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 
 import cupy as cp
 import numpy as np
+from _gpu_probe import BLOCK, PER_SM, SCHEDULERS, batched, full_occupancy, sm_clock_mhz
 
 SOURCE = r"""
 extern "C" __global__ void loop(float* out, int trips, float m, float c) {
@@ -41,44 +41,18 @@ extern "C" __global__ void loop(float* out, int trips, float m, float c) {
 """
 CHAINS = 4
 FMAS = 1 << 19  # FFMAs a thread, every unroll
-BLOCK = 256
-PER_SM = 8
-SCHEDULERS = 4
-
-
-def _sm_clock_mhz() -> float:
-    text = subprocess.run(["nvidia-smi", "--query-gpu=clocks.sm", "--format=csv,noheader,nounits",
-                           "-i", "0"], capture_output=True, text=True, check=False).stdout
-    return float(text.split()[0]) if text.strip() else float("nan")
-
-
-def _seconds(kernel, grid: int, trips: int, out) -> float:
-    start, stop = cp.cuda.Event(), cp.cuda.Event()
-    args = (out, np.int32(trips), np.float32(0.999999), np.float32(1e-7))
-    kernel((grid,), (BLOCK,), args)
-    batches = []
-    for _ in range(5):
-        start.record()
-        for _ in range(5):
-            kernel((grid,), (BLOCK,), args)
-        stop.record()
-        stop.synchronize()
-        batches.append(cp.cuda.get_elapsed_time(start, stop) * 1e-3 / 5)
-    return float(np.median(batches))
 
 
 def main() -> int:
-    props = cp.cuda.runtime.getDeviceProperties(0)
-    sms = props["multiProcessorCount"]
-    grid = sms * PER_SM
-    out = cp.zeros(grid * BLOCK, cp.float32)
+    props, sms, grid, out = full_occupancy(cp, cp.float32)
     rows = []
     for unroll in (1, 2, 4, 8, 16):
         kernel = cp.RawModule(code=SOURCE, options=(f"-DCH={CHAINS}", f"-DUNROLL={unroll}")
                               ).get_function("loop")
         trips = FMAS // (unroll * CHAINS)
-        seconds = _seconds(kernel, grid, trips, out)
-        mhz = _sm_clock_mhz()
+        args = (out, np.int32(trips), np.float32(0.999999), np.float32(1e-7))
+        seconds = batched(cp, kernel, grid, BLOCK, args)
+        mhz = sm_clock_mhz()
         warp_trips = grid * BLOCK / 32 * trips / (sms * SCHEDULERS)
         per_trip = seconds * mhz * 1e6 / warp_trips
         body = unroll * CHAINS
