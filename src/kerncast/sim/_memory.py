@@ -23,28 +23,23 @@ as long, for its address translation.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import dataclass, replace
 
 import numpy as np
 
+from kerncast.sim._loop import (DRAM_CHUNK, cache_load, cache_store, lru_size, new_lru, new_set,
+                                reserve_set)
 from kerncast.sim._sharing import pair_order
 from kerncast._errors import ToolchainError
 from kerncast.trace import (KINDS, LINE, SECTOR, SPACES, MemoryAccesses, assemble,
                             bank_conflicts, merge_shared_vectors, printed_module,
                             sector_addresses, vector_groups)
 
-__all__ = ["RequestCost", "SMCaches", "request_costs", "static_vectors", "vector_carrier"]
+__all__ = ["DRAM_CHUNK", "RequestCost", "SMCaches", "request_costs", "static_vectors", "vector_carrier"]
 
 _GLOBAL, _LOCAL, _SHARED = SPACES.index("global"), SPACES.index("local"), SPACES.index("shared")
 _LOAD, _STORE, _ATOMIC = KINDS.index("load"), KINDS.index("store"), KINDS.index("atomic")
 _LOCAL_TAG = 1 << 56
-# DRAM access granularity (bytes): a global constant of the memory model, documented and
-# evaluated with cross-validation by kernel in benchmarks/static_accuracy.py.
-DRAM_CHUNK = 64
-_PER_CHUNK = DRAM_CHUNK // SECTOR
-# the GPU's 2 MiB pages, in 32-byte sectors (log2)
-_PAGE_SECTORS_LOG2 = 16
 
 
 @dataclass(frozen=True)
@@ -217,21 +212,43 @@ def request_costs(trace, *, sharing=None, wpb: int = 1, only=None,
 
 
 class SMCaches:
-    """The L1 and this SM's share of the L2, in issue order (see the module docstring)."""
+    """The L1 and this SM's share of the L2, in issue order (see the module docstring).
 
-    __slots__ = ("l1", "l1_cap", "l2", "l2_cap", "stats", "warm", "pages")
+    Their state lives in arrays (:func:`kerncast.sim._loop.new_lru`) that the compiled
+    event loop updates in place, with the same :func:`kerncast.sim._loop.cache_load` and
+    :func:`kerncast.sim._loop.cache_store` that :meth:`load` and :meth:`store` call."""
+
+    __slots__ = ("l1", "l2", "warm", "pages", "counts", "dram")
 
     def __init__(self, l1_bytes: int, l2_share_bytes: int, warm: bool = False):
         # warm: the launch's buffers are in the L2 when it starts (sim._sharing.warm_l2):
         # nothing is fetched from DRAM or written back to it, but the first access to
         # each page waits for its address translation, about as long as a DRAM access
         self.warm = warm
-        self.pages: set[int] = set()
-        self.l1: OrderedDict[int, float] = OrderedDict()   # sector -> time its data arrives
-        self.l2: OrderedDict[int, None] = OrderedDict()
-        self.l1_cap = max(l1_bytes // SECTOR, 1)
-        self.l2_cap = max(l2_share_bytes // SECTOR, 1)
-        self.stats = {"l1_hits": 0, "l2_hits": 0, "dram": 0.0, "sectors": 0}
+        self.pages = new_set()                  # pages translated (when warm)
+        self.l1 = new_lru(l1_bytes // SECTOR)   # sector -> time its data arrives
+        self.l2 = new_lru(l2_share_bytes // SECTOR)
+        self.counts = np.zeros(3, np.int64)     # L1 hits, L2 hits, sectors
+        self.dram = np.zeros(1, np.float64)     # expected DRAM sectors
+
+    @property
+    def stats(self) -> dict[str, float]:
+        l1_hits, l2_hits, sectors = self.counts.tolist()
+        return {"l1_hits": l1_hits, "l2_hits": l2_hits, "dram": float(self.dram[0]),
+                "sectors": sectors}
+
+    def reserve_pages(self, accesses: int) -> None:
+        """Make room for the pages that ``accesses`` more sector loads can translate."""
+        if self.warm:
+            self.pages = reserve_set(self.pages, accesses)
+
+    @property
+    def l1_sectors(self) -> int:
+        return lru_size(self.l1)
+
+    @property
+    def l2_sectors(self) -> int:
+        return lru_size(self.l2)
 
     def load(self, sectors: tuple[int, ...], share: float, now: float,
              lat: tuple[float, float, float]) -> tuple[float, int, float]:
@@ -239,79 +256,17 @@ class SMCaches:
 
         DRAM is read in chunks of ``DRAM_CHUNK`` bytes: a sector fetched from DRAM brings
         its neighbours in the chunk into the L2 and costs the whole chunk."""
-        l1_lat, l2_lat, dram_lat = lat
-        warm = self.warm
-        if warm:  # every sector is in the L2 already
-            share = 0.0
-        ready, below, dram = now + l1_lat, 0, 0.0
-        l1, l2, l1_cap, l2_cap = self.l1, self.l2, self.l1_cap, self.l2_cap
-        l1_get, l1_touch, l1_evict = l1.get, l1.move_to_end, l1.popitem
-        l2_touch, l2_evict = l2.move_to_end, l2.popitem
-        l1_hits = l2_hits = 0
-        from_dram = now + l2_lat + share * (dram_lat - l2_lat)
-        chunks: set[int] = set()
-        for s in sectors:
-            arrival = l1_get(s)
-            if arrival is not None:
-                l1_touch(s)
-                l1_hits += 1
-                if arrival > ready:
-                    ready = arrival
-                continue
-            below += 1
-            if s in l2:  # (the L2's LRU order, inline: this loop runs once per sector)
-                l2_touch(s)
-                l2_hits += 1
-                arrival = now + l2_lat
-            else:
-                l2[s] = None
-                if len(l2) > l2_cap:
-                    l2_evict(last=False)
-                chunk = s // _PER_CHUNK
-                if chunk not in chunks:
-                    chunks.add(chunk)
-                    dram += share * _PER_CHUNK
-                    for buddy in range(chunk * _PER_CHUNK, (chunk + 1) * _PER_CHUNK):
-                        if buddy == s:
-                            continue
-                        if buddy in l2:
-                            l2_touch(buddy)
-                        else:
-                            l2[buddy] = None
-                            if len(l2) > l2_cap:
-                                l2_evict(last=False)
-                arrival = from_dram
-                if warm and (s >> _PAGE_SECTORS_LOG2) not in self.pages:
-                    self.pages.add(s >> _PAGE_SECTORS_LOG2)
-                    arrival = now + dram_lat
-            l1[s] = arrival
-            if len(l1) > l1_cap:
-                l1_evict(last=False)
-            if arrival > ready:
-                ready = arrival
-        stats = self.stats
-        stats["l1_hits"] += l1_hits
-        stats["l2_hits"] += l2_hits
-        stats["sectors"] += len(sectors)
-        stats["dram"] += dram
-        return ready, below, dram
+        self.reserve_pages(len(sectors))
+        ready, below, dram = cache_load(self.l1, self.l2, self.pages, self.warm, self.counts,
+                                        self.dram, np.asarray(sectors, np.int64), 0,
+                                        len(sectors), float(share), float(now),
+                                        *(float(x) for x in lat),
+                                        np.zeros(max(len(sectors), 1), np.int64))
+        return float(ready), int(below), float(dram)
 
     def store(self, sectors: tuple[int, ...], share: float) -> tuple[int, float]:
         """(sectors written to L2, expected DRAM sectors): written through, the L1 copy
         dropped; a sector this SM writes for the first time is written back to DRAM once."""
-        dram = 0.0
-        l1_drop, l2, l2_cap = self.l1.pop, self.l2, self.l2_cap
-        l2_touch, l2_evict = l2.move_to_end, l2.popitem
-        for s in sectors:
-            l1_drop(s, None)
-            if s in l2:
-                l2_touch(s)
-                continue
-            l2[s] = None
-            if len(l2) > l2_cap:
-                l2_evict(last=False)
-            dram += 1.0
-        if self.warm:
-            dram = 0.0
-        self.stats["dram"] += dram
-        return len(sectors), dram
+        written, dram = cache_store(self.l1, self.l2, self.warm, self.dram,
+                                    np.asarray(sectors, np.int64), 0, len(sectors))
+        return int(written), float(dram)

@@ -54,15 +54,14 @@ extrapolated by that fraction; the result says so.
 
 from __future__ import annotations
 
-import bisect
-import heapq
-import math
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from kerncast.ptx import InstrClass, read_registers, written_registers
 from kerncast.sim._machine import PIPES, Machine
+from kerncast.sim._loop import (bandwidth_transfer, dram_added, dram_transfer,
+                                partial_store_cycles, round_scratch, run_round)
 from kerncast.sim._memory import RequestCost, SMCaches, vector_carrier
 from kerncast.trace import KINDS, SPACES
 
@@ -443,33 +442,21 @@ def segment_orders(program, table: list[Op], places: dict[int, int] | None = Non
 
 
 class _Bandwidth:
-    """A FIFO server: each transfer holds it for bytes / (bytes per cycle)."""
+    """A FIFO server: each transfer holds it for bytes / (bytes per cycle). Its state is
+    ``state``: [free, per byte, busy, bytes], as the compiled event loop updates it."""
 
-    __slots__ = ("free", "per_byte", "busy", "bytes")
+    __slots__ = ("state",)
 
     def __init__(self, bytes_per_cycle: float):
-        self.free, self.per_byte, self.busy, self.bytes = 0.0, 1.0 / bytes_per_cycle, 0.0, 0.0
+        self.state = np.array([0.0, 1.0 / bytes_per_cycle, 0.0, 0.0])
+
+    free = property(lambda self: float(self.state[0]))
+    busy = property(lambda self: float(self.state[2]))
+    bytes = property(lambda self: float(self.state[3]))
 
     def transfer(self, now: float, nbytes: float) -> float:
         """The delay beyond ``now`` until the transfer completes."""
-        hold = nbytes * self.per_byte
-        start = self.free if self.free > now else now
-        self.free = start + hold
-        self.busy += hold
-        self.bytes += nbytes
-        return self.free - now
-
-
-def _interp(xs: tuple[float, ...], ys: tuple[float, ...], x: float) -> float:
-    """``ys`` at ``x``, linear between the points ``xs`` (ascending), held flat past
-    either end: a calibrated curve looked up on the event loop's path, where
-    ``np.interp`` on one value costs more than the whole lookup."""
-    if x <= xs[0]:
-        return ys[0]
-    if x >= xs[-1]:
-        return ys[-1]
-    k = bisect.bisect_right(xs, x)
-    return ys[k - 1] + (x - xs[k - 1]) / (xs[k] - xs[k - 1]) * (ys[k] - ys[k - 1])
+        return float(bandwidth_transfer(self.state, float(now), float(nbytes)))
 
 
 class _Dram(_Bandwidth):
@@ -478,37 +465,28 @@ class _Dram(_Bandwidth):
     copy rate (charged by the mix of the bytes moved so far). With the loaded-latency
     curve (``load``: shares of the peak, cycles added at each), a read's latency grows
     with the share of the time the server was busy over the last ``window`` cycles (a
-    decaying sum), as the calibrated DRAM's grows with its load."""
+    decaying sum), as the calibrated DRAM's grows with its load. ``state`` goes on with
+    [read, write and turnaround cycles per byte, bytes written, window, recent busy
+    time, the cycle it was last decayed to]."""
 
-    __slots__ = ("read", "write", "turn", "written", "load", "window", "recent", "seen")
+    __slots__ = ("load_x", "load_y")
 
     def __init__(self, read: float, write: float, copy: float,
                  load: tuple[tuple[float, ...], tuple[float, ...]] | None = None,
                  window: float = 1.0):
-        super().__init__(read)
-        self.read, self.write = 1.0 / read, 1.0 / write
-        self.turn = max(0.0, 1.0 / copy - 0.5 * (self.read + self.write))
-        self.written = 0.0
-        self.load, self.window = load, max(window, 1.0)
-        self.recent, self.seen = 0.0, 0.0
+        read_c, write_c = 1.0 / read, 1.0 / write
+        turn = max(0.0, 1.0 / copy - 0.5 * (read_c + write_c))
+        self.state = np.array([0.0, read_c, 0.0, 0.0, read_c, write_c, turn, 0.0,
+                               max(window, 1.0), 0.0, 0.0])
+        self.load_x = np.asarray(load[0] if load is not None else (), np.float64)
+        self.load_y = np.asarray(load[1] if load is not None else (), np.float64)
 
     def transfer(self, now: float, nbytes: float, store: bool = False) -> float:
-        if store:
-            self.written += nbytes
-        f = self.written / (self.bytes + nbytes)
-        self.per_byte = (1 - f) * self.read + f * self.write + 4 * f * (1 - f) * self.turn
-        if self.load is not None:
-            if now > self.seen:
-                self.recent *= math.exp((self.seen - now) / self.window)
-                self.seen = now
-            self.recent += nbytes * self.per_byte
-        return super().transfer(now, nbytes)
+        return float(dram_transfer(self.state, self.load_x, float(now), float(nbytes), store))
 
     def added_latency(self) -> float:
         """Cycles the DRAM's latency has grown by under its present load."""
-        if self.load is None:
-            return 0.0
-        return _interp(*self.load, self.recent / self.window)
+        return float(dram_added(self.state, self.load_x, self.load_y))
 
 
 #: lines from which a store whose every sector lies in its own line is a scatter (the
@@ -520,41 +498,37 @@ def _partial_store_cycles(rates: tuple[tuple[float, ...], tuple[float, ...]], se
                           piece: float) -> float:
     """Cycles the SM's store path takes for ``sectors`` sectors that each receive ``piece``
     bytes, at the calibrated rate of such stores (interpolated in the piece size)."""
-    return sectors / _interp(*rates, piece)
+    return float(partial_store_cycles(np.asarray(rates[0], np.float64),
+                                      np.asarray(rates[1], np.float64), sectors, float(piece)))
 
 
 class _Sim:
-    """State of one simulated round (see the module docstring)."""
+    """State of one simulated round (see the module docstring); :meth:`run` lays it out
+    in arrays for the compiled event loop (:func:`kerncast.sim._loop.run_round`)."""
 
     def __init__(self, table, nregs, streams, costs, machine: Machine, active_sms: int,
                  warps_per_block: int, caches: SMCaches, source: list[int] | None = None,
                  stands_for: list[tuple[int, int]] | None = None, sharing=None,
                  generations: int = 1, wave: int = 0):
-        self.table, self.costs, self.m = table, costs, machine
+        self.table, self.costs, self.m, self.nregs = table, costs, machine, nregs
         self.caches = caches
         one = len(streams)
-        source = source or list(range(one))
+        self.source = list(source or range(one))
         # (the block each warp stands for, the traced block its stream comes from): a
         # replica moves its global addresses by the block-to-block shift of every instance
         stands_for = stands_for or [(0, 0)] * one
         # generation g of the round's blocks: the blocks that take their SM's slots next,
         # each as its predecessor in the slot ends (``wave`` blocks later in the grid)
         self.generations, self.round_warps = generations, one
-        self.streams = list(streams) * generations
-        self.source = list(source) * generations
+        self.round_streams = list(streams)
+        self.streams = self.round_streams * generations
         self.stands_for = [(block + g * wave, origin) for g in range(generations)
                            for block, origin in stands_for]
         self.sharing = sharing
-        self._shifts: dict[tuple, int] = {}
         n = len(self.streams)
-        self.pos = [0] * n
-        self.ready = [[0.0] * nregs for _ in range(n)]
         sched = machine.schedulers
         self.sched_of = [(i % one) % sched for i in range(n)]
-        self.sched_free = [0.0] * sched
-        self.pipe_free = [[0.0] * len(PIPES) for _ in range(sched)]
         self.busy = [0.0] * len(PIPES)
-        self.lsu_free = 0.0
         share = 1.0 / max(active_sms, 1)
         per_sm = machine.l1_fill_bytes_per_cycle()
         cap = machine.sm_dram_bytes_per_cycle()
@@ -567,14 +541,7 @@ class _Sim:
         self.next_in_slot = -(-one // warps_per_block)  # blocks of one generation
         self.block_of = [w // one * self.next_in_slot + w % one // warps_per_block
                          for w in range(n)]
-        self.waiting: dict[int, list[tuple[int, float]]] = {}
-        self.live = {}
-        self.warps_of: dict[int, list[int]] = {}
-        for w, b in enumerate(self.block_of):
-            self.live[b] = self.live.get(b, 0) + 1
-            self.warps_of.setdefault(b, []).append(w)
         self.finish = [0.0] * n
-        self.dispatch_free = 0.0
         self.dispatch_gap = machine.dispatch_seconds(1) * machine.clock_hz * max(active_sms, 1)
         self.turnaround = machine.block_turnaround(warps_per_block)[0] \
             if generations > 1 else 0.0
@@ -590,6 +557,7 @@ class _Sim:
         self.lat = (machine.l1_latency, machine.l2_latency, machine.dram_latency,
                     machine.shared_latency, machine.atomic_latency)
         self.store_rates = machine.partial_store_rates()
+        self.lsu_free = 0.0
 
     def generation_ends(self) -> list[float]:
         """The cycle the last warp of each generation ends."""
@@ -597,231 +565,149 @@ class _Sim:
         return [max(self.finish[g * one:(g + 1) * one], default=0.0)
                 for g in range(self.generations)]
 
-    def memory(self, w: int, pc: int, step: int, now: float) -> tuple[float, float]:
-        """(latency seen by the warp, cycles the load/store path is held)."""
-        cost: RequestCost | None = self.costs.get((self.source[w], step, pc))
-        if cost is None:  # predicated off in every lane: issued, nothing moves
-            return 1.0, 1.0
-        l1, l2, dram, shared, atomic = self.lat
-        if cost.space == _CONST:
-            return 20.0, 1.0
-        if cost.space == _SHARED:
-            return shared + cost.wavefronts - 1, float(cost.wavefronts)
-        if cost.space not in _CACHED:
-            return 4.0, 1.0
-        hold = float(max(1, cost.lines))
-        sectors = cost.sectors
-        block, origin = self.stands_for[w]
-        if block != origin and self.sharing is not None:
-            key = (block, origin, cost.instance)
-            offset = self._shifts.get(key)
-            if offset is None:
-                offset = self._shifts[key] = self.sharing.shift(cost.instance, block, origin) \
-                    if cost.space == _GLOBAL_SPACE else block << 40
-            if offset:  # the replica's own sectors
-                sectors = tuple([s + offset for s in sectors])
-        if cost.kind == _ATOMIC:
-            delay = self.l2.transfer(now, 32.0 * len(sectors))
-            return atomic + delay, hold
-        traffic = cost.traffic
-        if cost.kind == _STORE:
-            if self.store_rates is not None and cost.lines == len(sectors) >= SCATTERED \
-                    and cost.nbytes < 32 * len(sectors) and traffic == 1.0:
-                hold = max(hold, _partial_store_cycles(self.store_rates, len(sectors),
-                                                       cost.nbytes / len(sectors)))
-            below, to_dram = self.caches.store(sectors, cost.share)
-            self.l2.transfer(now, 32.0 * below * traffic)
-            if to_dram:
-                self.dram.transfer(now, 32.0 * to_dram, True)
-            return 1.0, hold
-        ready, below, to_dram = self.caches.load(sectors, cost.share, now, (l1, l2, dram))
-        delay = 0.0
-        if below:
-            delay = self.l2.transfer(now, 32.0 * below * traffic)
-        if to_dram:
-            # the calibrated growth of the latency under load is the whole queue there; the
-            # server's own queue (bursts past its rate) is part of it, not added to it
-            delay = max(delay, self.dram.transfer(now, 32.0 * to_dram * traffic),
-                        self.dram.added_latency())
-        return ready - now + delay, hold
+    def _table_arrays(self) -> tuple:
+        """The program's table as arrays: per pc its fields, and its sources,
+        destinations and other pipes held as (offsets, values) pairs."""
+        table = self.table
+
+        def ragged(parts, dtype):
+            ptr = np.zeros(len(parts) + 1, np.int64)
+            np.cumsum([len(p) for p in parts], out=ptr[1:])
+            return ptr, np.array([x for p in parts for x in p], dtype)
+
+        src_ptr, src_idx = ragged([op.srcs for op in table], np.int64)
+        dst_ptr, dst_idx = ragged([op.dsts for op in table], np.int64)
+        also_ptr, also_pipe = ragged([[p for p, _ in op.also] for op in table], np.int64)
+        also_held = np.array([h for op in table for _, h in op.also], np.float64)
+        return (np.array([op.kind for op in table], np.int64),
+                np.array([op.pipe for op in table], np.int64),
+                np.array([op.issue for op in table], np.float64),
+                np.array([op.slots for op in table], np.float64),
+                np.array([op.latency for op in table], np.float64),
+                np.array([shadow_cycles(op) for op in table], np.float64),
+                src_ptr, src_idx, dst_ptr, dst_idx, also_ptr, also_pipe, also_held)
+
+    def _requests(self, s_ptr, s_pcs, s_steps) -> tuple:
+        """Per stream position, the memory request it makes (-1 for none), the requests'
+        fields as arrays, and per warp of every generation and stream position the
+        sector shift of a replica's request (empty where no warp is a replica)."""
+        mem = np.array([op.kind == K_MEM for op in self.table], bool)
+        s_cost = np.full(len(s_pcs), -1, np.int64)
+        at = np.flatnonzero(mem[s_pcs]) if len(s_pcs) else np.zeros(0, np.int64)
+        stream = np.searchsorted(s_ptr, at, side="right") - 1
+        ids: dict[tuple[int, int, int], int] = {}
+        found: list[RequestCost] = []
+        get, source = self.costs.get, self.source
+        for k, st, step, pc in zip(at.tolist(), stream.tolist(), s_steps[at].tolist(),
+                                   s_pcs[at].tolist()):
+            key = (source[st], step, pc)
+            c = ids.get(key)
+            if c is None:
+                cost = get(key)
+                if cost is None:  # predicated off in every lane: issued, nothing moves
+                    continue
+                c = ids[key] = len(found)
+                found.append(cost)
+            s_cost[k] = c
+        sec_ptr = np.zeros(len(found) + 1, np.int64)
+        np.cumsum([len(c.sectors) for c in found], out=sec_ptr[1:])
+        sec_idx = np.array([x for c in found for x in c.sectors], np.int64)
+        fields = (np.array([c.kind for c in found], np.int64),
+                  np.array([c.space for c in found], np.int64),
+                  np.array([c.lines for c in found], np.int64),
+                  np.array([c.wavefronts for c in found], np.int64),
+                  np.array([c.share for c in found], np.float64),
+                  np.array([c.nbytes for c in found], np.float64),
+                  np.array([c.traffic for c in found], np.float64), sec_ptr, sec_idx)
+        return s_cost, fields, self._shifts(s_cost, found, stream, at)
+
+    def _shifts(self, s_cost, found, stream, at) -> np.ndarray:
+        """Per warp of every generation and stream position, the sectors its request
+        moves by: a replica's own (0 for the traced blocks themselves)."""
+        one, sharing = self.round_warps, self.sharing
+        replicas = [w for w, (block, origin) in enumerate(self.stands_for) if block != origin]
+        if sharing is None or not replicas or not len(s_cost):
+            return np.zeros(0, np.int64)
+        out = np.zeros(self.generations * len(s_cost), np.int64)
+        made = s_cost[at] >= 0
+        at, stream = at[made], stream[made]
+        bounds = np.searchsorted(stream, np.arange(one + 1))
+        where, blocks, origins = [], [], []
+        for w in replicas:
+            k = at[bounds[w % one]:bounds[w % one + 1]]
+            where.append(w // one * len(s_cost) + k)
+            block, origin = self.stands_for[w]
+            blocks.append(np.full(len(k), block, np.int64))
+            origins.append(np.full(len(k), origin, np.int64))
+        where_a = np.concatenate(where)
+        cost = s_cost[where_a % len(s_cost)]
+        block_a, origin_a = np.concatenate(blocks), np.concatenate(origins)
+        instances = np.array([c.instance for c in found], np.int64).reshape(-1, 3)
+        glob = np.array([c.space == _GLOBAL_SPACE for c in found], bool)[cost]
+        with np.errstate(over="ignore"):
+            offsets = block_a << 40  # a warp's local data: its own
+        if hasattr(sharing, "shifts_of"):
+            offsets[glob] = sharing.shifts_of(instances[cost[glob]], block_a[glob],
+                                              origin_a[glob])
+        else:  # any object with Sharing.shift
+            offsets[glob] = [_wrap64(sharing.shift(tuple(instances[c].tolist()), b, o))
+                             for c, b, o in zip(cost[glob].tolist(), block_a[glob].tolist(),
+                                                origin_a[glob].tolist())]
+        out[where_a] = offsets
+        return out
 
     def run(self) -> float:
         """Issue every warp's stream; return the cycle the round ends."""
-        heaps: list[list[tuple[float, int]]] = [[] for _ in self.sched_free]
-        for w in range(self.round_warps):
-            heaps[self.sched_of[w]].append((0.0, w))
-        for h in heaps:
-            heapq.heapify(h)
-        self._heaps = heaps
-        # plain lists and tuples: the loop below runs once per issued instruction
-        table = [(op.kind, op.pipe, op.issue, op.slots, op.latency, op.srcs, op.dsts, op.also,
-                  shadow_cycles(op)) for op in self.table]
-        pos = self.pos
-        pcs_of = [p.tolist() if isinstance(p, np.ndarray) else list(p) for p, _ in self.streams]
-        steps_of = [s for _, s in self.streams]
-        lengths = [len(p) for p in pcs_of]
-        sched_free, pipe_free, busy = self.sched_free, self.pipe_free, self.busy
-        order = range(len(heaps))
-        push, pop, replace = heapq.heappush, heapq.heappop, heapq.heapreplace
-        readies, marks, marked, sm_marked = self.ready, self.marks, self.marked, self.sm_marked
-        issued, (sm_first, sm_last) = self.issued, self.sm_marks
-        memory, lsu_free = self.memory, self.lsu_free
-        # warps whose next instruction waits for the busy load/store path: per scheduler,
-        # one of them (armed) waits in the scheduler's queue for the path to free, the
-        # others are parked in arrival order, so that a busy path does not wake them all
-        parked: list[list[tuple[float, int]]] = [[] for _ in heaps]
-        armed = [-1] * len(heaps)
-        # per scheduler, the first cycle it could issue: its earliest queued warp, once
-        # the scheduler is free (kept current wherever a queue or a scheduler changes)
-        first = [0.0] * len(heaps)
-        shadow_credit = [0.0] * len(heaps)
-
-        def arm_next(k: int) -> None:  # the first parked warp of scheduler k waits next
-            t, armed[k] = pop(parked[k])
-            push(heaps[k], (max(t, lsu_free), armed[k]))
-
-        def refresh(k: int) -> None:
-            h = heaps[k]
-            first[k] = (h[0][0] if h[0][0] > sched_free[k] else sched_free[k]) if h else _INF
-
-        def refresh_all() -> None:
-            for k in order:
-                refresh(k)
-        refresh_all()
-        while True:
-            now = min(first)  # the scheduler that can issue first (the lowest on a tie)
-            if now == _INF:
-                waiting = [k for k in order if parked[k]]
-                if waiting:
-                    for k in waiting:
-                        arm_next(k)
-                    refresh_all()
-                    continue
-                if not self.waiting:
-                    break
-                for b in list(self.waiting):  # the emulator ran these: release
-                    self._release(b)
-                refresh_all()
-                continue
-            s = first.index(now)
-            h = heaps[s]
-            t, w = h[0]
-            i = pos[w]
-            if i >= lengths[w]:
-                pop(h)
-                self._finish(w, t)
-                refresh_all()
-                continue
-            pc = pcs_of[w][i]
-            kind, pipe, issue, slots, latency, srcs, dsts, also, shadow = table[pc]
-            ready = readies[w]
-            free = pipe_free[s]
-            start = free[pipe]
-            if start < now:
-                start = now
-            if also:
-                for p, _ in also:
-                    if free[p] > start:
-                        start = free[p]
-            for r in srcs:
-                if ready[r] > start:
-                    start = ready[r]
-            if kind == K_MEM and lsu_free > start:
-                if armed[s] < 0 or armed[s] == w:
-                    armed[s] = w
-                    replace(h, (lsu_free, w))
-                else:
-                    pop(h)
-                    push(parked[s], (start, w))
-                refresh(s)
-                continue
-            if start > now:
-                replace(h, (start, w))
-                t = h[0][0]
-                first[s] = t if t > sched_free[s] else sched_free[s]
-                continue
-            if shadow:
-                # the FP64 pipe's cycles past the slots hold the scheduler, but for the
-                # whole cycles its shadow credit has earned: those another warp can take
-                credit = shadow_credit[s] + FP64_SHADOW * shadow
-                granted = min(shadow, float(int(credit)))
-                shadow_credit[s] = credit - granted
-                sched_free[s] = now + slots + shadow - granted
-            else:
-                sched_free[s] = now + slots
-            free[pipe] = now + issue
-            busy[pipe] += issue
-            if also:
-                for p, held in also:
-                    free[p] = now + held
-                    busy[p] += held
-            pos[w] = i + 1
-            mark = marks[w]
-            if i == mark[0] or i == mark[1]:
-                marked[w][i == mark[1]] = now
-            issued += 1
-            if issued == sm_first or issued == sm_last:
-                sm_marked[issued == sm_last] = now
-            if kind == K_MEM:
-                latency, hold = memory(w, pc, steps_of[w][i], now)
-                lsu_free = now + hold
-                if armed[s] == w:
-                    armed[s] = -1
-                    if parked[s]:
-                        arm_next(s)  # queued after w: w stays first
-                busy[_LSU] += hold - issue
-                for r in dsts:
-                    ready[r] = now + latency
-            elif kind == K_BAR:
-                pop(h)
-                self._arrive(w, now + 1.0)
-                refresh_all()
-                continue
-            else:
-                done = now + latency
-                for r in dsts:
-                    ready[r] = done
-            replace(h, (now + 1.0, w))
-            t = h[0][0]
-            first[s] = t if t > sched_free[s] else sched_free[s]
-        self.issued, self.lsu_free = issued, lsu_free
+        one = self.round_warps
+        lengths = [len(p) for p, _ in self.round_streams]
+        s_ptr = np.zeros(one + 1, np.int64)
+        np.cumsum(lengths, out=s_ptr[1:])
+        s_pcs = np.concatenate([np.asarray(p, np.int64) for p, _ in self.round_streams]) \
+            if one else np.zeros(0, np.int64)
+        s_steps = np.concatenate([np.asarray(s, np.int64) for _, s in self.round_streams]) \
+            if one else np.zeros(0, np.int64)
+        s_cost, fields, s_off = self._requests(s_ptr, s_pcs, s_steps)
+        n = len(self.streams)
+        n_blocks = self.generations * self.next_in_slot
+        bw_ptr = np.zeros(n_blocks + 1, np.int64)
+        np.cumsum(np.bincount(self.block_of, minlength=n_blocks), out=bw_ptr[1:])
+        bw_idx = np.argsort(np.asarray(self.block_of, np.int64), kind="stable")
+        rates = self.store_rates
+        store_x, store_y = (np.asarray(rates[0], np.float64), np.asarray(rates[1], np.float64)) \
+            if rates is not None else (np.zeros(0), np.zeros(0))
+        caches = self.caches
+        sec_ptr = fields[-2]
+        used = s_cost[s_cost >= 0]
+        caches.reserve_pages(int((sec_ptr[used + 1] - sec_ptr[used]).sum()) * self.generations)
+        scratch = round_scratch(n, self.nregs, self.m.schedulers, len(PIPES), n_blocks,
+                                self.warps_per_block, int(np.diff(sec_ptr).max(initial=1)))
+        run_round(
+            scratch, *self._table_arrays(), s_ptr, s_pcs, s_steps, s_cost, one, n,
+            np.asarray(self.sched_of, np.int64), np.asarray(self.block_of, np.int64),
+            bw_ptr, bw_idx, self.next_in_slot, n_blocks,
+            *fields, s_off, SCATTERED, FP64_SHADOW,
+            caches.l1, caches.l2, caches.pages, caches.warm, caches.counts, caches.dram,
+            self.dram.state, self.dram.load_x, self.dram.load_y, self.l2.state,
+            store_x, store_y, np.asarray(self.lat, np.float64), self.nregs,
+            self.m.schedulers, _LSU,
+            np.array([self.dispatch_gap, self.turnaround, self.bar_cost], np.float64),
+            np.asarray(self.marks, np.int64).reshape(n, 2),
+            np.asarray(self.sm_marks, np.int64))
+        busy, finish, marked, sm_marked, totals = scratch[4:9]
+        self.finish, self.marked = finish.tolist(), marked.tolist()
+        self.sm_marked, self.busy = sm_marked.tolist(), busy.tolist()
+        self.barrier_wait, issued, self.lsu_free = totals.tolist()
+        self.issued = int(issued)
         done = max(self.finish) if self.finish else 0.0
         # stores and reductions do not stall warps, but the round ends when the memory
         # system has moved every byte it was given
-        return max(done, self.dram.free, self.l2.free, lsu_free)
+        return max(done, self.dram.free, self.l2.free, self.lsu_free)
 
-    def _push(self, w: int, t: float) -> None:
-        heapq.heappush(self._heaps[self.sched_of[w]], (t, w))
 
-    def _arrive(self, w: int, t: float) -> None:
-        b = self.block_of[w]
-        arrived = self.waiting.setdefault(b, [])
-        arrived.append((w, t))
-        if len(arrived) >= self.live[b]:
-            self._release(b)
-
-    def _release(self, b: int) -> None:
-        arrived = self.waiting.pop(b, [])
-        if not arrived:
-            return
-        go = max(t for _, t in arrived) + self.bar_cost
-        for w, t in arrived:
-            self.barrier_wait += go - t
-            self._push(w, go)
-
-    def _finish(self, w: int, t: float) -> None:
-        self.finish[w] = max(t, max(self.ready[w], default=0.0))
-        b = self.block_of[w]
-        self.live[b] -= 1
-        if not self.live[b] and b + self.next_in_slot in self.warps_of:
-            # the slot's next block starts the calibrated turnaround later, once the block
-            # scheduler gets to it (one block every ``dispatch_gap`` cycles on this SM)
-            start = max(t + self.turnaround, self.dispatch_free)
-            self.dispatch_free = start + self.dispatch_gap
-            for v in self.warps_of[b + self.next_in_slot]:
-                self._push(v, start)
-        if self.waiting.get(b) and len(self.waiting[b]) >= self.live[b]:
-            self._release(b)
+def _wrap64(value: int) -> int:
+    """``value`` as the int64 that wraps to it (a shift of private data, 2**46 sectors a
+    block, passes 2**63 past 131,072 blocks; keys stay distinct)."""
+    return (value + (1 << 63)) % (1 << 64) - (1 << 63)
 
 
 WINDOWS = 8  # windows a long stream is sampled in

@@ -131,6 +131,28 @@ class Sharing:
             return (b % gx) * dx + (b // gx) % gy * dy + b // (gx * gy) * dz
         return (at(block) >> 5) - (at(source) >> 5)
 
+    def shifts_of(self, instances: np.ndarray, blocks: np.ndarray,
+                  sources: np.ndarray) -> np.ndarray:
+        """:meth:`shift` of many requests at once: ``instances`` their (warp in block, pc,
+        occurrence) rows, ``blocks`` and ``sources`` theirs; as int64 (a private shift
+        past 2**63 wraps, as :meth:`shift`'s value does modulo 2**64)."""
+        blocks, sources = np.asarray(blocks, np.int64), np.asarray(sources, np.int64)
+        inst = np.asarray(instances, np.int64).reshape(-1, 3)
+        keys = _key(inst[:, 0], inst[:, 1], inst[:, 2])
+        row = np.searchsorted(self.keys, keys)
+        row = np.minimum(row, max(len(self.keys) - 1, 0))
+        found = (self.keys[row] == keys) if len(self.keys) else np.zeros(len(keys), bool)
+        affine = found & (self.affine_mask[row] if len(self.keys) else found)
+        d = np.where(affine[:, None], self.shifts[row] if len(self.keys) else 0, 0)
+        gx, gy = self._plane
+
+        def at(b: np.ndarray) -> np.ndarray:
+            return (b % gx) * d[:, 0] + (b // gx) % gy * d[:, 1] + b // (gx * gy) * d[:, 2]
+        with np.errstate(over="ignore"):
+            out = np.where(affine, (at(blocks) >> 5) - (at(sources) >> 5),
+                           blocks * np.int64(_PRIVATE))
+        return np.where(blocks == sources, 0, out)
+
     @cached_property
     def _shift_rows(self) -> list[list[int]]:
         return self.shifts.tolist()
