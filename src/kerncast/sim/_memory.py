@@ -23,7 +23,9 @@ as long, for its address translation.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 import numpy as np
 
@@ -35,7 +37,8 @@ from kerncast.trace import (KINDS, LINE, SECTOR, SPACES, MemoryAccesses, assembl
                             bank_conflicts, merge_shared_vectors, printed_module,
                             sector_addresses, vector_groups)
 
-__all__ = ["DRAM_CHUNK", "RequestCost", "SMCaches", "request_costs", "static_vectors", "vector_carrier"]
+__all__ = ["DRAM_CHUNK", "RequestCost", "RequestCosts", "SMCaches", "match_rows", "request_costs",
+           "static_vectors", "vector_carrier"]
 
 _GLOBAL, _LOCAL, _SHARED = SPACES.index("global"), SPACES.index("local"), SPACES.index("shared")
 _LOAD, _STORE, _ATOMIC = KINDS.index("load"), KINDS.index("store"), KINDS.index("atomic")
@@ -58,6 +61,99 @@ class RequestCost:
                                # what-if coalesces it, see kerncast.sim._whatif)
 
 
+def match_rows(keys: tuple[np.ndarray, ...], query: tuple[np.ndarray, ...]) -> np.ndarray:
+    """For each row of ``query`` (columns of equal length), the last row of ``keys`` with
+    the same values in every column, -1 where none has them."""
+    n, m = len(keys[0]), len(query[0])
+    if m == 0 or n == 0:
+        return np.full(m, -1, np.int64)
+    cols = [np.concatenate([np.asarray(k, np.int64), np.asarray(q, np.int64)])
+            for k, q in zip(keys, query)]
+    tag = np.r_[np.zeros(n, np.int8), np.ones(m, np.int8)]
+    order = np.lexsort((tag, *reversed(cols)))
+    from_keys = order < n
+    # the last key row at or before each place in the sorted order (keys of one value
+    # keep their own order, and come before the queries of that value)
+    last = np.maximum.accumulate(np.where(from_keys, np.arange(n + m), -1))
+    found = last >= 0
+    at = order[np.maximum(last, 0)]
+    for col in cols:
+        found &= col[order] == col[at]
+    rows = np.empty(m, np.int64)
+    queries = ~from_keys
+    rows[order[queries] - n] = np.where(found, at, -1)[queries]
+    return rows
+
+
+@dataclass(frozen=True, eq=False)
+class RequestCosts(Mapping):
+    """Memory requests as columns, one row each, read as the mapping from ``(warp, step,
+    pc)`` to :class:`RequestCost` it stands for (the simulation reads the columns)."""
+
+    warp: np.ndarray
+    step: np.ndarray
+    pc: np.ndarray
+    kind: np.ndarray
+    space: np.ndarray
+    sec_ptr: np.ndarray        # request i's sectors: sec_idx[sec_ptr[i]:sec_ptr[i + 1]]
+    sec_idx: np.ndarray
+    lines: np.ndarray
+    wavefronts: np.ndarray
+    share: np.ndarray
+    instance: np.ndarray       # (n, 3): warp in block, pc, occurrence
+    nbytes: np.ndarray
+    traffic: np.ndarray
+
+    @classmethod
+    def of(cls, costs: Mapping) -> RequestCosts:
+        """``costs`` as columns (itself where it is already)."""
+        if isinstance(costs, RequestCosts):
+            return costs
+        keys, rows = list(costs.keys()), list(costs.values())
+        sec_ptr = np.zeros(len(rows) + 1, np.int64)
+        np.cumsum([len(c.sectors) for c in rows], out=sec_ptr[1:])
+
+        def col(values, dtype):
+            return np.array(values, dtype).reshape(len(rows), -1)[:, 0] if rows else \
+                np.zeros(0, dtype)
+        return cls(col([k[0] for k in keys], np.int64), col([k[1] for k in keys], np.int64),
+                   col([k[2] for k in keys], np.int64), col([c.kind for c in rows], np.int64),
+                   col([c.space for c in rows], np.int64), sec_ptr,
+                   np.array([x for c in rows for x in c.sectors], np.int64),
+                   col([c.lines for c in rows], np.int64),
+                   col([c.wavefronts for c in rows], np.int64),
+                   col([c.share for c in rows], np.float64),
+                   np.array([c.instance for c in rows], np.int64).reshape(-1, 3),
+                   col([c.nbytes for c in rows], np.int64),
+                   col([c.traffic for c in rows], np.float64))
+
+    def rows_of(self, warp, step, pc) -> np.ndarray:
+        """The row of each ``(warp, step, pc)``, -1 where there is none."""
+        return match_rows((self.warp, self.step, self.pc), (warp, step, pc))
+
+    def cost(self, row: int) -> RequestCost:
+        a, b = int(self.sec_ptr[row]), int(self.sec_ptr[row + 1])
+        return RequestCost(int(self.kind[row]), int(self.space[row]),
+                           tuple(self.sec_idx[a:b].tolist()), int(self.lines[row]),
+                           int(self.wavefronts[row]), float(self.share[row]),
+                           tuple(self.instance[row].tolist()), int(self.nbytes[row]),
+                           float(self.traffic[row]))
+
+    @cached_property
+    def _index(self) -> dict[tuple[int, int, int], int]:
+        return {key: row for row, key in enumerate(zip(self.warp.tolist(), self.step.tolist(),
+                                                       self.pc.tolist()))}
+
+    def __getitem__(self, key: tuple[int, int, int]) -> RequestCost:
+        return self.cost(self._index[tuple(key)])
+
+    def __iter__(self) -> Iterator[tuple[int, int, int]]:
+        return iter(self._index)
+
+    def __len__(self) -> int:
+        return len(self.warp)
+
+
 def _request_table(acc) -> dict[str, np.ndarray]:
     ids, first = np.unique(acc.request, return_index=True)
     warp, pc = acc.warp[first], acc.pc[first]
@@ -72,13 +168,14 @@ def _request_table(acc) -> dict[str, np.ndarray]:
             "space": acc.space[first], "kind": acc.kind[first]}
 
 
-def _sectors(acc, ids: np.ndarray) -> tuple[list[tuple[int, ...]], np.ndarray]:
-    """Each request's distinct sectors (local ones tagged apart) and its line count."""
-    out: list[tuple[int, ...]] = [()] * len(ids)
+def _sectors(acc, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each request's distinct sectors, ascending (local ones tagged apart), as offsets
+    into one array and that array, and its line count."""
     lines = np.zeros(len(ids), np.int64)
+    ptr = np.zeros(len(ids) + 1, np.int64)
     keep = np.isin(acc.space, (_GLOBAL, _LOCAL))
     if not keep.any():
-        return out, lines
+        return ptr, np.zeros(0, np.int64), lines
     part = type(acc)(*(getattr(acc, f)[keep] for f in acc.__dataclass_fields__))
     rows, address = sector_addresses(part)
     sector = (address // np.uint64(SECTOR)).astype(np.int64)
@@ -89,25 +186,17 @@ def _sectors(acc, ids: np.ndarray) -> tuple[list[tuple[int, ...]], np.ndarray]:
         pos, sector = pos[order], sector[order]
     new = np.r_[True, (pos[1:] != pos[:-1]) | (sector[1:] != sector[:-1])]
     pos, sector = pos[new], sector[new]
-    bounds = np.flatnonzero(np.r_[True, pos[1:] != pos[:-1], True])
     # sectors ascend within a request: a new line starts where the line number changes
     line = sector // (LINE // SECTOR)
     first_of_line = np.r_[True, (pos[1:] != pos[:-1]) | (line[1:] != line[:-1])]
     lines += np.bincount(pos[first_of_line], minlength=len(ids))
-    values = sector.tolist()
-    for head, a, b in zip(pos[bounds[:-1]].tolist(), bounds[:-1].tolist(), bounds[1:].tolist()):
-        out[head] = tuple(values[a:b])
-    return out, lines
+    np.cumsum(np.bincount(pos, minlength=len(ids)), out=ptr[1:])
+    return ptr, sector, lines
 
 
-def _select(acc, table: dict[str, np.ndarray], only) -> tuple:
-    """The accesses and request rows of the requests keyed in ``only``."""
-    only = only if isinstance(only, (set, frozenset, dict)) else set(only)
-    rows = np.fromiter((key in only for key in zip(table["warp"].tolist(),
-                                                    table["step"].tolist(),
-                                                    table["pc"].tolist())),
-                       bool, count=len(table["id"]))
-    table = {name: column[rows] for name, column in table.items()}
+def _select(acc, table: dict[str, np.ndarray], keep: np.ndarray) -> tuple:
+    """The accesses and request rows of the requests ``keep`` marks."""
+    table = {name: column[keep] for name, column in table.items()}
     lanes = np.isin(acc.request, table["id"])
     acc = type(acc)(*(getattr(acc, f)[lanes] for f in acc.__dataclass_fields__))
     return acc, table
@@ -168,47 +257,46 @@ def _at_carriers(acc: MemoryAccesses, program, vectors: list[tuple[int, ...]]) -
 
 
 def request_costs(trace, *, sharing=None, wpb: int = 1, only=None,
-                  accesses: MemoryAccesses | None = None) -> dict[tuple, RequestCost]:
-    """Every memory request of ``trace``, keyed by ``(warp, step, pc)``; with ``only`` (a
-    collection of such keys), just those (a simulation that samples its streams looks
-    up a fraction of the traced requests). ``accesses`` replaces the trace's own: those
-    :func:`static_vectors` gives, its groups of shared accesses merged."""
+                  accesses: MemoryAccesses | None = None) -> RequestCosts:
+    """Every memory request of ``trace``, keyed by ``(warp, step, pc)``; with ``only``
+    (the three columns of such keys, in any number and order), just those (a simulation
+    that samples its streams looks up a fraction of the traced requests). ``accesses``
+    replaces the trace's own: those :func:`static_vectors` gives, its groups of shared
+    accesses merged. Where a key has several requests, the last one stands."""
     acc = trace.memory if accesses is None else accesses
     if len(acc) == 0:
-        return {}
+        return RequestCosts.of({})
     table = _request_table(acc)
-    if only is not None:
-        acc, table = _select(acc, table, only)
+    keys = (table["warp"], table["step"], table["pc"])
+    rows = match_rows(keys, keys if only is None else only)
+    keep = np.zeros(len(table["id"]), bool)
+    keep[rows[rows >= 0]] = True
+    acc, table = _select(acc, table, keep)
     ids = table["id"]
     n = len(ids)
-    sectors, lines = _sectors(acc, ids)
+    sec_ptr, sec_idx, lines = _sectors(acc, ids)
     waves = np.ones(n, np.int64)
     shared = acc.space == _SHARED
     if shared.any():
         part = type(acc)(*(getattr(acc, f)[shared] for f in acc.__dataclass_fields__))
         report = bank_conflicts(part)
         waves[np.searchsorted(ids, report.request)] = np.maximum(report.wavefronts, 1)
-    out = {}
-    shares = [1.0] * n
+    shares = np.ones(n, np.float64)
+    warp, pc, occ = (np.asarray(table[k], np.int64) for k in ("warp", "pc", "occ"))
     if sharing is not None:
         glob = np.flatnonzero(table["space"] == _GLOBAL)
-        wib, pcs, occs = table["warp"][glob] % wpb, table["pc"][glob], table["occ"][glob]
+        wib, pcs, occs = warp[glob] % wpb, pc[glob], occ[glob]
         if hasattr(sharing, "fractions_of"):
             found = sharing.fractions_of(wib, pcs, occs)
         else:
             found = [sharing.fraction(k) for k in zip(wib.tolist(), pcs.tolist(), occs.tolist())]
-        for i, share in zip(glob.tolist(), found):
-            shares[i] = share
+        shares[glob] = np.asarray(found, np.float64)
     moved = np.bincount(np.searchsorted(ids, acc.request), weights=acc.width,
-                        minlength=n).astype(np.int64).tolist()
-    warp, pc, occ, step = (table[k].tolist() for k in ("warp", "pc", "occ", "step"))
-    spaces, kinds = table["space"].tolist(), table["kind"].tolist()
-    lines, waves = lines.tolist(), waves.tolist()
-    for i in range(n):
-        out[(warp[i], step[i], pc[i])] = RequestCost(kinds[i], spaces[i], sectors[i], lines[i],
-                                                      waves[i], shares[i],
-                                                      (warp[i] % wpb, pc[i], occ[i]), moved[i])
-    return out
+                        minlength=n).astype(np.int64)
+    return RequestCosts(warp, np.asarray(table["step"], np.int64), pc,
+                        np.asarray(table["kind"], np.int64), np.asarray(table["space"], np.int64),
+                        sec_ptr, sec_idx, lines, waves, shares,
+                        np.stack([warp % wpb, pc, occ], axis=1), moved, np.ones(n, np.float64))
 
 
 class SMCaches:

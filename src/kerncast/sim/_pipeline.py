@@ -62,7 +62,7 @@ from kerncast.ptx import InstrClass, read_registers, written_registers
 from kerncast.sim._machine import PIPES, Machine
 from kerncast.sim._loop import (bandwidth_transfer, dram_added, dram_transfer,
                                 partial_store_cycles, round_scratch, run_round)
-from kerncast.sim._memory import RequestCost, SMCaches, vector_carrier
+from kerncast.sim._memory import RequestCosts, SMCaches, vector_carrier
 from kerncast.trace import KINDS, SPACES
 
 __all__ = ["FP64_SHADOW", "RoundResult", "build_table", "constant_replays", "memory_keys",
@@ -588,40 +588,22 @@ class _Sim:
                 src_ptr, src_idx, dst_ptr, dst_idx, also_ptr, also_pipe, also_held)
 
     def _requests(self, s_ptr, s_pcs, s_steps) -> tuple:
-        """Per stream position, the memory request it makes (-1 for none), the requests'
-        fields as arrays, and per warp of every generation and stream position the
-        sector shift of a replica's request (empty where no warp is a replica)."""
+        """Per stream position, the memory request it makes (-1 for none: a request
+        predicated off in every lane moves nothing), the requests' columns, and per warp
+        of every generation and stream position the sector shift of a replica's request
+        (empty where no warp is a replica)."""
+        costs = RequestCosts.of(self.costs)
         mem = np.array([op.kind == K_MEM for op in self.table], bool)
         s_cost = np.full(len(s_pcs), -1, np.int64)
         at = np.flatnonzero(mem[s_pcs]) if len(s_pcs) else np.zeros(0, np.int64)
         stream = np.searchsorted(s_ptr, at, side="right") - 1
-        ids: dict[tuple[int, int, int], int] = {}
-        found: list[RequestCost] = []
-        get, source = self.costs.get, self.source
-        for k, st, step, pc in zip(at.tolist(), stream.tolist(), s_steps[at].tolist(),
-                                   s_pcs[at].tolist()):
-            key = (source[st], step, pc)
-            c = ids.get(key)
-            if c is None:
-                cost = get(key)
-                if cost is None:  # predicated off in every lane: issued, nothing moves
-                    continue
-                c = ids[key] = len(found)
-                found.append(cost)
-            s_cost[k] = c
-        sec_ptr = np.zeros(len(found) + 1, np.int64)
-        np.cumsum([len(c.sectors) for c in found], out=sec_ptr[1:])
-        sec_idx = np.array([x for c in found for x in c.sectors], np.int64)
-        fields = (np.array([c.kind for c in found], np.int64),
-                  np.array([c.space for c in found], np.int64),
-                  np.array([c.lines for c in found], np.int64),
-                  np.array([c.wavefronts for c in found], np.int64),
-                  np.array([c.share for c in found], np.float64),
-                  np.array([c.nbytes for c in found], np.float64),
-                  np.array([c.traffic for c in found], np.float64), sec_ptr, sec_idx)
-        return s_cost, fields, self._shifts(s_cost, found, stream, at)
+        s_cost[at] = costs.rows_of(np.asarray(self.source, np.int64)[stream], s_steps[at],
+                                   s_pcs[at])
+        fields = (costs.kind, costs.space, costs.lines, costs.wavefronts, costs.share,
+                  costs.nbytes.astype(np.float64), costs.traffic, costs.sec_ptr, costs.sec_idx)
+        return s_cost, fields, self._shifts(s_cost, costs, stream, at)
 
-    def _shifts(self, s_cost, found, stream, at) -> np.ndarray:
+    def _shifts(self, s_cost, costs, stream, at) -> np.ndarray:
         """Per warp of every generation and stream position, the sectors its request
         moves by: a replica's own (0 for the traced blocks themselves)."""
         one, sharing = self.round_warps, self.sharing
@@ -640,18 +622,17 @@ class _Sim:
             blocks.append(np.full(len(k), block, np.int64))
             origins.append(np.full(len(k), origin, np.int64))
         where_a = np.concatenate(where)
-        cost = s_cost[where_a % len(s_cost)]
+        row = s_cost[where_a % len(s_cost)]
         block_a, origin_a = np.concatenate(blocks), np.concatenate(origins)
-        instances = np.array([c.instance for c in found], np.int64).reshape(-1, 3)
-        glob = np.array([c.space == _GLOBAL_SPACE for c in found], bool)[cost]
+        glob = costs.space[row] == _GLOBAL_SPACE
         with np.errstate(over="ignore"):
             offsets = block_a << 40  # a warp's local data: its own
+        instances = costs.instance[row[glob]]
         if hasattr(sharing, "shifts_of"):
-            offsets[glob] = sharing.shifts_of(instances[cost[glob]], block_a[glob],
-                                              origin_a[glob])
+            offsets[glob] = sharing.shifts_of(instances, block_a[glob], origin_a[glob])
         else:  # any object with Sharing.shift
-            offsets[glob] = [_wrap64(sharing.shift(tuple(instances[c].tolist()), b, o))
-                             for c, b, o in zip(cost[glob].tolist(), block_a[glob].tolist(),
+            offsets[glob] = [_wrap64(sharing.shift(tuple(i), b, o))
+                             for i, b, o in zip(instances.tolist(), block_a[glob].tolist(),
                                                 origin_a[glob].tolist())]
         out[where_a] = offsets
         return out
@@ -753,15 +734,21 @@ def sample_streams(streams: list[tuple[np.ndarray, np.ndarray]],
     return cut, total / done
 
 
-def memory_keys(cut: list, source: list[int], table: list[Op]) -> set[tuple[int, int, int]]:
+def memory_keys(cut: list, source: list[int], table: list[Op]
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The ``(traced warp, step, pc)`` of every memory request the sampled streams
-    ``cut`` (as :func:`sample_streams` gives them) will issue: the requests whose costs
-    the simulation looks up."""
-    mem = {pc for pc, op in enumerate(table) if op.kind == K_MEM}
-    keys: set[tuple[int, int, int]] = set()
+    ``cut`` (as :func:`sample_streams` gives them) will issue, as three columns: the
+    requests whose costs the simulation looks up."""
+    mem = np.array([op.kind == K_MEM for op in table], bool)
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     for (pcs, steps), src in zip(cut, source):
-        keys.update((src, step, pc) for pc, step in zip(pcs, steps) if pc in mem)
-    return keys
+        pcs_a = np.asarray(pcs, np.int64)
+        hit = mem[pcs_a] if len(pcs_a) else np.zeros(0, bool)
+        parts.append((np.full(int(hit.sum()), src, np.int64), np.asarray(steps, np.int64)[hit],
+                      pcs_a[hit]))
+    if not parts:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return tuple(np.concatenate(col) for col in zip(*parts))  # type: ignore[return-value]
 
 
 def simulate_round(streams: list[tuple[np.ndarray, np.ndarray]], table: list[Op], nregs: int,

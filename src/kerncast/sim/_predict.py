@@ -234,8 +234,9 @@ class _Round:
     sampled: tuple[list, float] | None = None  # the streams simulated (sample_streams)
 
     def sample(self, table, budget: int,
-               warps_per_block: int | None) -> set[tuple[int, int, int]]:
-        """Choose the streams to simulate within ``budget``; the memory requests they make."""
+               warps_per_block: int | None) -> tuple[np.ndarray, ...]:
+        """Choose the streams to simulate within ``budget``; the memory requests they make
+        (their keys' three columns, :func:`memory_keys`)."""
         self.sampled = sample_streams(self.streams, budget, warps_per_block)
         return memory_keys(self.sampled[0], self.source, table)
 
@@ -623,7 +624,8 @@ def _predict_launch(kernel: Kernel, launch: Launch, device: str | Device, jobs: 
         # the tail's warps are simulated as far into their streams as the full round's
         tail = _round_streams(trace, stands[:tail_per_sm], sources[:tail_per_sm], orders,
                               by_warp)
-        needed |= tail.sample(table, max(budget * tail_per_sm // per_sm, 1), drift)
+        more = tail.sample(table, max(budget * tail_per_sm // per_sm, 1), drift)
+        needed = tuple(np.concatenate(pair) for pair in zip(needed, more))
     costs = fix_costs(request_costs(trace, sharing=sharing, wpb=trace.warps_per_block,
                                     only=needed, accesses=accesses), fixes)
     table, banks = _charged(table, trace.program, machine,

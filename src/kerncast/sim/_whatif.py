@@ -31,15 +31,14 @@ compares the predicted gains with measured pairs of corpus variants.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
 import numpy as np
 
 from kerncast._errors import InputError
 from kerncast.devices import Device, occupancy
-from kerncast.sim._memory import RequestCost
+from kerncast.sim._memory import RequestCosts
 from kerncast.trace import SPACES, WarpStream
 
 __all__ = ["FIXES", "check_fixes", "fix_costs", "fix_streams", "fixed_blocks_per_sm"]
@@ -65,28 +64,29 @@ def check_fixes(fixes: Iterable[str]) -> frozenset[str]:
     return chosen
 
 
-def fix_costs(costs: dict[tuple, RequestCost], fixes: frozenset[str]) -> dict[tuple, RequestCost]:
-    """The memory requests with the ``bank-conflicts`` and ``uncoalesced`` fixes applied."""
+def fix_costs(costs: Mapping, fixes: frozenset[str]) -> Mapping:
+    """The memory requests with the ``bank-conflicts`` and ``uncoalesced`` fixes applied:
+    a shared request in as few wavefronts as its bytes need, a global one in as few
+    sectors and lines (moving that share of its sectors' traffic)."""
     if not fixes & {"bank-conflicts", "uncoalesced"}:
         return costs
-    out = {}
-    for key, cost in costs.items():
-        if "bank-conflicts" in fixes and cost.space == _SHARED:
-            cost = replace(cost, wavefronts=min(cost.wavefronts, _least(cost.nbytes, 128)))
-        elif "uncoalesced" in fixes and cost.space == _GLOBAL and cost.sectors:
-            cost = _coalesced(cost)
-        out[key] = cost
-    return out
+    table = RequestCosts.of(costs)
+    waves, lines, traffic = table.wavefronts.copy(), table.lines.copy(), table.traffic.copy()
+    nbytes = table.nbytes
+    if "bank-conflicts" in fixes:
+        shared = table.space == _SHARED
+        waves[shared] = np.minimum(waves[shared], _least(nbytes[shared], 128))
+    if "uncoalesced" in fixes:
+        count = np.diff(table.sec_ptr)
+        glob = (table.space == _GLOBAL) & (count > 0)
+        sectors = np.minimum(count[glob], _least(nbytes[glob], 32))
+        lines[glob] = np.minimum(lines[glob], _least(nbytes[glob], 128))
+        traffic[glob] = sectors / count[glob]
+    return replace(table, wavefronts=waves, lines=lines, traffic=traffic)
 
 
-def _least(nbytes: int, unit: int) -> int:
-    return max(1, math.ceil(nbytes / unit))
-
-
-def _coalesced(cost: RequestCost) -> RequestCost:
-    sectors = min(len(cost.sectors), _least(cost.nbytes, 32))
-    lines = min(cost.lines, _least(cost.nbytes, 128))
-    return replace(cost, lines=lines, traffic=sectors / len(cost.sectors))
+def _least(nbytes: np.ndarray, unit: int) -> np.ndarray:
+    return np.maximum(1, np.ceil(nbytes / unit)).astype(np.int64)
 
 
 def fixed_blocks_per_sm(dev: Device, threads_per_block: int, registers: int,
