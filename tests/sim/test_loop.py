@@ -13,9 +13,13 @@ from collections import OrderedDict
 import numpy as np
 import pytest
 
-from kerncast.sim._loop import (_home, _lru_drop, _lru_insert, _lru_touch, _pop, _push,
-                                _replace, _slot, lru_size, new_lru, new_set, reserve_set,
-                                set_add)
+from kerncast.sim._loop import compiled, lru_size, new_lru, new_set, reserve_set
+
+# the compiled functions (the plain ones where Numba is missing)
+_LOOP = compiled()
+_home, _slot, _lru_insert, _lru_touch, _lru_drop = (_LOOP._home, _LOOP._slot, _LOOP._lru_insert,
+                                                     _LOOP._lru_touch, _LOOP._lru_drop)
+_push, _pop, _replace, set_add = _LOOP._push, _LOOP._pop, _LOOP._replace, _LOOP.set_add
 
 
 def _keys_oldest_first(lru) -> list[int]:

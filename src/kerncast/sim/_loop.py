@@ -8,9 +8,10 @@ keeps its L1 and L2 in the same arrays (:func:`new_lru`) and calls :func:`cache_
 and :func:`cache_store`. The loop runs once per issued instruction, which in plain
 Python took half of a prediction.
 
-Every function here is plain Python over NumPy arrays as well: :func:`jit` compiles it
-with Numba (cached on disk) where Numba is installed and leaves it as it is where it is
-not or where ``NUMBA_DISABLE_JIT`` is set, with the same results.
+Every function here is plain Python over NumPy arrays as well: :func:`compiled` compiles
+those :func:`jit` marks with Numba (cached on disk) where Numba is installed and leaves
+them as they are where it is not or where ``NUMBA_DISABLE_JIT`` is set, with the same
+results.
 
 Numbers follow the Python model's order of operations exactly, so that a prediction is
 the same to the last bit whichever way it runs.
@@ -19,6 +20,9 @@ the same to the last bit whichever way it runs.
 from __future__ import annotations
 
 import math
+import sys
+from collections.abc import Callable
+from types import ModuleType
 import numpy as np
 
 from kerncast.trace import KINDS, SECTOR, SPACES
@@ -26,22 +30,45 @@ from kerncast.trace import KINDS, SECTOR, SPACES
 __all__ = ["DRAM_CHUNK", "LRU", "bandwidth_transfer", "cache_load", "cache_store", "dram_added",
            "dram_transfer", "jit", "lru_size", "new_lru", "new_set", "partial_store_cycles",
            "reserve_set", "round_scratch", "set_add",
-           "run_round"]
+           "run_round", "compiled"]
 
 _INF = math.inf
 
 
+#: the functions :func:`compiled` hands to Numba: name -> (function, inline into callers)
+_PLAIN: dict[str, tuple[Callable, bool]] = {}
+_COMPILED: list[bool] = []
+
+
 def jit(func=None, *, inline: bool = False):
-    """``func`` compiled by Numba in nopython mode, cached on disk (``inline``: into its
-    callers, where a call's cost would be most of its own); ``func`` itself where Numba
-    is missing."""
+    """Mark ``func`` for Numba (``inline``: into its callers, where a call's cost would be
+    most of its own); :func:`compiled` compiles it."""
     if func is None:
         return lambda f: jit(f, inline=inline)
+    _PLAIN[func.__name__] = (func, inline)
+    return func
+
+
+def compiled() -> ModuleType:
+    """This module, its marked functions compiled by Numba in nopython mode and cached on
+    disk, from the first call on (importing Numba takes 0.2 s, so it waits for the first
+    prediction); plain Python where Numba is missing or ``NUMBA_DISABLE_JIT`` is set.
+    Call the functions through the module this returns."""
+    module = sys.modules[__name__]
+    if _COMPILED:
+        return module
     try:
-        import numba  # noqa: PLC0415 (an optional accelerator, imported on first use)
+        import numba  # noqa: PLC0415 (on use: the compiler, 0.2 s to import)
     except ImportError:  # pragma: no cover (Numba is a dependency)
-        return func
-    return numba.njit(cache=True, nogil=True, inline="always" if inline else "never")(func)
+        numba = None
+    if numba is not None and not numba.config.DISABLE_JIT:
+        names = vars(module)
+        names["borrow"] = _borrower()
+        for name, (func, inline) in _PLAIN.items():
+            names[name] = numba.njit(cache=True, nogil=True,
+                                     inline="always" if inline else "never")(func)
+    _COMPILED.append(True)
+    return module
 
 
 def _borrower():
@@ -49,15 +76,9 @@ def _borrower():
     pass on freely. Numba counts references to an array at each call that takes it,
     with atomic operations that cost more than the LRU and heap steps themselves (60 ns
     where the step takes 4). Only arrays that the caller holds for the whole call are
-    borrowed, never one made inside and never one returned. Identity without JIT."""
-    try:
-        from numba import config  # noqa: PLC0415
-        from numba.core import cgutils  # noqa: PLC0415
-        from numba.extending import intrinsic  # noqa: PLC0415
-    except ImportError:  # pragma: no cover (Numba is a dependency)
-        return lambda a: a
-    if config.DISABLE_JIT:
-        return lambda a: a
+    borrowed, never one made inside and never one returned."""
+    from numba.core import cgutils  # noqa: PLC0415 (on use: with the compiler)
+    from numba.extending import intrinsic  # noqa: PLC0415 (on use: with the compiler)
 
     @intrinsic
     def borrow(typingctx, array):
@@ -72,7 +93,9 @@ def _borrower():
     return borrow
 
 
-borrow = _borrower()
+def borrow(array):
+    """``array`` itself, until :func:`compiled` puts Numba's borrowing in its place."""
+    return array
 
 
 # ---------------------------------------------------------------------------------------

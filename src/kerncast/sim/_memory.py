@@ -29,8 +29,7 @@ from functools import cached_property
 
 import numpy as np
 
-from kerncast.sim._loop import (DRAM_CHUNK, cache_load, cache_store, lru_size, new_lru, new_set,
-                                reserve_set)
+from kerncast.sim._loop import DRAM_CHUNK, compiled, lru_size, new_lru, new_set, reserve_set
 from kerncast.sim._sharing import pair_order
 from kerncast._errors import ToolchainError
 from kerncast.trace import (KINDS, LINE, SECTOR, SPACES, MemoryAccesses, assemble,
@@ -345,16 +344,15 @@ class SMCaches:
         DRAM is read in chunks of ``DRAM_CHUNK`` bytes: a sector fetched from DRAM brings
         its neighbours in the chunk into the L2 and costs the whole chunk."""
         self.reserve_pages(len(sectors))
-        ready, below, dram = cache_load(self.l1, self.l2, self.pages, self.warm, self.counts,
-                                        self.dram, np.asarray(sectors, np.int64), 0,
-                                        len(sectors), float(share), float(now),
-                                        *(float(x) for x in lat),
-                                        np.zeros(max(len(sectors), 1), np.int64))
+        ready, below, dram = compiled().cache_load(
+            self.l1, self.l2, self.pages, self.warm, self.counts, self.dram,
+            np.asarray(sectors, np.int64), 0, len(sectors), float(share), float(now),
+            *(float(x) for x in lat), np.zeros(max(len(sectors), 1), np.int64))
         return float(ready), int(below), float(dram)
 
     def store(self, sectors: tuple[int, ...], share: float) -> tuple[int, float]:
         """(sectors written to L2, expected DRAM sectors): written through, the L1 copy
         dropped; a sector this SM writes for the first time is written back to DRAM once."""
-        written, dram = cache_store(self.l1, self.l2, self.warm, self.dram,
-                                    np.asarray(sectors, np.int64), 0, len(sectors))
+        written, dram = compiled().cache_store(self.l1, self.l2, self.warm, self.dram,
+                                               np.asarray(sectors, np.int64), 0, len(sectors))
         return int(written), float(dram)

@@ -60,8 +60,7 @@ import numpy as np
 
 from kerncast.ptx import InstrClass, read_registers, written_registers
 from kerncast.sim._machine import PIPES, Machine
-from kerncast.sim._loop import (bandwidth_transfer, dram_added, dram_transfer,
-                                partial_store_cycles, round_scratch, run_round)
+from kerncast.sim._loop import compiled, round_scratch
 from kerncast.sim._memory import RequestCosts, SMCaches, vector_carrier
 from kerncast.trace import KINDS, SPACES
 
@@ -456,7 +455,7 @@ class _Bandwidth:
 
     def transfer(self, now: float, nbytes: float) -> float:
         """The delay beyond ``now`` until the transfer completes."""
-        return float(bandwidth_transfer(self.state, float(now), float(nbytes)))
+        return float(compiled().bandwidth_transfer(self.state, float(now), float(nbytes)))
 
 
 class _Dram(_Bandwidth):
@@ -482,11 +481,12 @@ class _Dram(_Bandwidth):
         self.load_y = np.asarray(load[1] if load is not None else (), np.float64)
 
     def transfer(self, now: float, nbytes: float, store: bool = False) -> float:
-        return float(dram_transfer(self.state, self.load_x, float(now), float(nbytes), store))
+        return float(compiled().dram_transfer(self.state, self.load_x, float(now), float(nbytes),
+                                             store))
 
     def added_latency(self) -> float:
         """Cycles the DRAM's latency has grown by under its present load."""
-        return float(dram_added(self.state, self.load_x, self.load_y))
+        return float(compiled().dram_added(self.state, self.load_x, self.load_y))
 
 
 #: lines from which a store whose every sector lies in its own line is a scatter (the
@@ -498,8 +498,9 @@ def _partial_store_cycles(rates: tuple[tuple[float, ...], tuple[float, ...]], se
                           piece: float) -> float:
     """Cycles the SM's store path takes for ``sectors`` sectors that each receive ``piece``
     bytes, at the calibrated rate of such stores (interpolated in the piece size)."""
-    return float(partial_store_cycles(np.asarray(rates[0], np.float64),
-                                      np.asarray(rates[1], np.float64), sectors, float(piece)))
+    return float(compiled().partial_store_cycles(np.asarray(rates[0], np.float64),
+                                                 np.asarray(rates[1], np.float64), sectors,
+                                                 float(piece)))
 
 
 class _Sim:
@@ -662,7 +663,7 @@ class _Sim:
         caches.reserve_pages(int((sec_ptr[used + 1] - sec_ptr[used]).sum()) * self.generations)
         scratch = round_scratch(n, self.nregs, self.m.schedulers, len(PIPES), n_blocks,
                                 self.warps_per_block, int(np.diff(sec_ptr).max(initial=1)))
-        run_round(
+        compiled().run_round(
             scratch, *self._table_arrays(), s_ptr, s_pcs, s_steps, s_cost, one, n,
             np.asarray(self.sched_of, np.int64), np.asarray(self.block_of, np.int64),
             bw_ptr, bw_idx, self.next_in_slot, n_blocks,
