@@ -109,12 +109,27 @@ def test_the_heaps_pop_warps_in_the_order_of_pythons_tuples():
 
 _PREDICT = """
 import json, sys
+import kerncast.sim._loop as loop
 from kerncast.corpus import get_kernel
 from kerncast.sim import predict_launch
+loop.INTERPRETED = 0  # compiled from the first round, where Numba compiles at all
 kernel = get_kernel(sys.argv[1])
 result = predict_launch(*kernel.instance(kernel.launch("small"), "cuda"), "h100")
 print(json.dumps([result.seconds, result.bottleneck]))
 """
+
+
+def test_a_process_interprets_the_loop_until_compiling_it_costs_less(monkeypatch):
+    import kerncast.sim._loop as loop
+
+    compiling = []
+    monkeypatch.setattr(loop, "_COMPILED", [])
+    monkeypatch.setattr(loop, "_interpreted", [0])
+    monkeypatch.setattr(loop, "INTERPRETED", 1000)
+    monkeypatch.setattr(loop, "compiled", lambda: compiling.append(True) or "compiled")
+    assert loop.for_round(600) is loop and loop.for_round(400) is loop
+    assert not compiling
+    assert loop.for_round(1) == "compiled" and compiling
 
 
 @pytest.mark.slow

@@ -30,7 +30,7 @@ from kerncast.trace import KINDS, SECTOR, SPACES
 __all__ = ["DRAM_CHUNK", "LRU", "bandwidth_transfer", "cache_load", "cache_store", "dram_added",
            "dram_transfer", "jit", "lru_size", "new_lru", "new_set", "partial_store_cycles",
            "reserve_set", "round_scratch", "set_add",
-           "run_round", "compiled"]
+           "run_round", "compiled", "for_round", "INTERPRETED"]
 
 _INF = math.inf
 
@@ -69,6 +69,24 @@ def compiled() -> ModuleType:
                                      inline="always" if inline else "never")(func)
     _COMPILED.append(True)
     return module
+
+
+#: instructions a process simulates with the loop interpreted before it compiles it: about
+#: what importing Numba and loading the compiled loop cost (0.45 s, at the 10 µs an
+#: instruction the interpreted loop takes). A one-off prediction of a small launch never
+#: pays for the compiler; a sweep pays for both at most twice what the better would.
+INTERPRETED = 40_000
+_interpreted: list[int] = [0]
+
+
+def for_round(instructions: int) -> ModuleType:
+    """This module for a round of ``instructions``: interpreted while the process has
+    simulated fewer than :data:`INTERPRETED` instructions in all, :func:`compiled` from
+    then on (the same results either way)."""
+    if not _COMPILED and _interpreted[0] + instructions <= INTERPRETED:
+        _interpreted[0] += instructions
+        return sys.modules[__name__]
+    return compiled()
 
 
 def _borrower():

@@ -60,7 +60,7 @@ import numpy as np
 
 from kerncast.ptx import InstrClass, read_registers, written_registers
 from kerncast.sim._machine import PIPES, Machine
-from kerncast.sim._loop import compiled, round_scratch
+from kerncast.sim._loop import compiled, for_round, round_scratch
 from kerncast.sim._memory import RequestCosts, SMCaches, vector_carrier
 from kerncast.trace import KINDS, SPACES
 
@@ -663,18 +663,20 @@ class _Sim:
         caches.reserve_pages(int((sec_ptr[used + 1] - sec_ptr[used]).sum()) * self.generations)
         scratch = round_scratch(n, self.nregs, self.m.schedulers, len(PIPES), n_blocks,
                                 self.warps_per_block, int(np.diff(sec_ptr).max(initial=1)))
-        compiled().run_round(
-            scratch, *self._table_arrays(), s_ptr, s_pcs, s_steps, s_cost, one, n,
-            np.asarray(self.sched_of, np.int64), np.asarray(self.block_of, np.int64),
-            bw_ptr, bw_idx, self.next_in_slot, n_blocks,
-            *fields, s_off, SCATTERED, FP64_SHADOW,
-            caches.l1, caches.l2, caches.pages, caches.warm, caches.counts, caches.dram,
-            self.dram.state, self.dram.load_x, self.dram.load_y, self.l2.state,
-            store_x, store_y, np.asarray(self.lat, np.float64), self.nregs,
-            self.m.schedulers, _LSU,
-            np.array([self.dispatch_gap, self.turnaround, self.bar_cost], np.float64),
-            np.asarray(self.marks, np.int64).reshape(n, 2),
-            np.asarray(self.sm_marks, np.int64))
+        loop = for_round(sum(len(p) for p, _ in self.streams))
+        with np.errstate(over="ignore"):  # interpreted, a private shift wraps as compiled
+            loop.run_round(
+                scratch, *self._table_arrays(), s_ptr, s_pcs, s_steps, s_cost, one, n,
+                np.asarray(self.sched_of, np.int64), np.asarray(self.block_of, np.int64),
+                bw_ptr, bw_idx, self.next_in_slot, n_blocks,
+                *fields, s_off, SCATTERED, FP64_SHADOW,
+                caches.l1, caches.l2, caches.pages, caches.warm, caches.counts, caches.dram,
+                self.dram.state, self.dram.load_x, self.dram.load_y, self.l2.state,
+                store_x, store_y, np.asarray(self.lat, np.float64), self.nregs,
+                self.m.schedulers, _LSU,
+                np.array([self.dispatch_gap, self.turnaround, self.bar_cost], np.float64),
+                np.asarray(self.marks, np.int64).reshape(n, 2),
+                np.asarray(self.sm_marks, np.int64))
         busy, finish, marked, sm_marked, totals = scratch[4:9]
         self.finish, self.marked = finish.tolist(), marked.tolist()
         self.sm_marked, self.busy = sm_marked.tolist(), busy.tolist()
