@@ -473,9 +473,13 @@ def _less(ht, hw, a, b):
 
 
 @jit(inline=True)
-def _swap(ht, hw, a, b):
-    ht[a], ht[b] = ht[b], ht[a]
-    hw[a], hw[b] = hw[b], hw[a]
+def _raised(ht, hw, child, parent):
+    """Swap ``child`` above ``parent`` where it comes first; whether it did."""
+    if not _less(ht, hw, child, parent):
+        return False
+    ht[child], ht[parent] = ht[parent], ht[child]
+    hw[child], hw[parent] = hw[parent], hw[child]
+    return True
 
 
 @jit
@@ -486,11 +490,9 @@ def _sift_down(ht, hw, n, i):
             return
         if c + 1 < n and _less(ht, hw, c + 1, c):
             c += 1
-        if _less(ht, hw, c, i):
-            _swap(ht, hw, c, i)
-            i = c
-        else:
+        if not _raised(ht, hw, c, i):
             return
+        i = c
 
 
 @jit(inline=True)
@@ -500,13 +502,8 @@ def _push(ht, hw, hn, k, t, w):
     row_t, row_w = ht[k], hw[k]
     row_t[i] = t
     row_w[i] = w
-    while i > 0:
-        p = (i - 1) // 2
-        if _less(row_t, row_w, i, p):
-            _swap(row_t, row_w, i, p)
-            i = p
-        else:
-            return
+    while i > 0 and _raised(row_t, row_w, i, (i - 1) // 2):
+        i = (i - 1) // 2
 
 
 @jit(inline=True)
