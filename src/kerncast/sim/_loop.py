@@ -8,10 +8,10 @@ keeps its L1 and L2 in the same arrays (:func:`new_lru`) and calls :func:`cache_
 and :func:`cache_store`. The loop runs once per issued instruction, which in plain
 Python took half of a prediction.
 
-Every function here is plain Python over NumPy arrays as well: :func:`compiled` compiles
-those :func:`jit` marks with Numba (cached on disk) where Numba is installed and leaves
-them as they are where it is not or where ``NUMBA_DISABLE_JIT`` is set, with the same
-results.
+Every function here is plain Python over NumPy arrays: :func:`compiled` gives them
+compiled by Numba (cached on disk) where Numba is installed, and the plain ones where it
+is not or where ``NUMBA_DISABLE_JIT`` is set, with the same results; :func:`for_round`
+chooses between the two for a round.
 
 Numbers follow the Python model's order of operations exactly, so that a prediction is
 the same to the last bit whichever way it runs.
@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import math
 import sys
+import threading
 from collections.abc import Callable
-from types import ModuleType
+from types import FunctionType, ModuleType
+
 import numpy as np
 
 from kerncast.trace import KINDS, SECTOR, SPACES
@@ -37,7 +39,8 @@ _INF = math.inf
 
 #: the functions :func:`compiled` hands to Numba: name -> (function, inline into callers)
 _PLAIN: dict[str, tuple[Callable, bool]] = {}
-_COMPILED: list[bool] = []
+_COMPILED: list[ModuleType] = []
+_LOCK = threading.Lock()
 
 
 def jit(func=None, *, inline: bool = False):
@@ -50,25 +53,36 @@ def jit(func=None, *, inline: bool = False):
 
 
 def compiled() -> ModuleType:
-    """This module, its marked functions compiled by Numba in nopython mode and cached on
-    disk, from the first call on (importing Numba takes 0.2 s, so it waits for the first
-    prediction); plain Python where Numba is missing or ``NUMBA_DISABLE_JIT`` is set.
-    Call the functions through the module this returns."""
-    module = sys.modules[__name__]
-    if _COMPILED:
-        return module
+    """This module's functions, those :func:`jit` marks compiled by Numba in nopython
+    mode and cached on disk: a namespace of its own, made at the first call (importing
+    Numba takes 0.2 s, so it waits for the first prediction that needs it), that leaves
+    the module's own functions plain Python; the module itself where Numba is missing or
+    ``NUMBA_DISABLE_JIT`` is set."""
+    with _LOCK:
+        if not _COMPILED:
+            _COMPILED.append(_compile(sys.modules[__name__]))
+        return _COMPILED[0]
+
+
+def _compile(module: ModuleType) -> ModuleType:
     try:
         import numba  # noqa: PLC0415 (on use: the compiler, 0.2 s to import)
     except ImportError:  # pragma: no cover (Numba is a dependency)
-        numba = None
-    if numba is not None and not numba.config.DISABLE_JIT:
-        names = vars(module)
-        names["borrow"] = _borrower()
-        for name, (func, inline) in _PLAIN.items():
-            names[name] = numba.njit(cache=True, nogil=True,
-                                     inline="always" if inline else "never")(func)
-    _COMPILED.append(True)
-    return module
+        return module
+    if numba.config.DISABLE_JIT:
+        return module
+    space = ModuleType(module.__name__, module.__doc__)
+    names = vars(space)
+    names.update({k: v for k, v in vars(module).items() if k not in ("__name__", "__doc__")})
+    names["borrow"] = _borrower()
+    for name, (func, inline) in _PLAIN.items():
+        # the same code over the namespace's names, so that it calls the compiled others
+        twin = FunctionType(func.__code__, names, func.__name__, func.__defaults__,
+                            func.__closure__)
+        twin.__qualname__, twin.__module__ = func.__qualname__, func.__module__
+        names[name] = numba.njit(cache=True, nogil=True,
+                                 inline="always" if inline else "never")(twin)
+    return space
 
 
 #: instructions a process simulates with the loop interpreted before it compiles it: about
@@ -112,7 +126,7 @@ def _borrower():
 
 
 def borrow(array):
-    """``array`` itself, until :func:`compiled` puts Numba's borrowing in its place."""
+    """``array`` itself; the compiled functions borrow it (:func:`_borrower`)."""
     return array
 
 
