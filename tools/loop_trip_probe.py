@@ -9,10 +9,18 @@ a trip takes per scheduler at the SM clock NVML reads after the run, and those c
 less the trip's SASS instructions (``FFMA``s + 3).
 
     python tools/loop_trip_probe.py > loop_trip.json      (needs CuPy and a GPU)
+    python tools/loop_trip_probe.py --warps 1,2,4,8,16 > loop_trip_warps.json
+
+With ``--warps``, the same loops run at each of those warps per scheduler instead: blocks
+of 128 threads (a warp on each scheduler), that many of them an SM; a row per count and
+unroll. Fewer warps leave a trip's latency less hidden, so these rows are compared with
+the static model's prediction of the same launches rather than with the instruction
+count alone.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 
@@ -43,26 +51,45 @@ CHAINS = 4
 FMAS = 1 << 19  # FFMAs a thread, every unroll
 
 
-def main() -> int:
-    props, sms, grid, out = full_occupancy(cp, cp.float32)
+def _rows(sms: int, block: int, per_sm: int, out) -> list[dict]:
+    grid = sms * per_sm
     rows = []
     for unroll in (1, 2, 4, 8, 16):
         kernel = cp.RawModule(code=SOURCE, options=(f"-DCH={CHAINS}", f"-DUNROLL={unroll}")
                               ).get_function("loop")
         trips = FMAS // (unroll * CHAINS)
         args = (out, np.int32(trips), np.float32(0.999999), np.float32(1e-7))
-        seconds = batched(cp, kernel, grid, BLOCK, args)
+        seconds = batched(cp, kernel, grid, block, args)
         mhz = sm_clock_mhz()
-        warp_trips = grid * BLOCK / 32 * trips / (sms * SCHEDULERS)
+        warp_trips = grid * block / 32 * trips / (sms * SCHEDULERS)
         per_trip = seconds * mhz * 1e6 / warp_trips
         body = unroll * CHAINS
         rows.append({"unroll": unroll, "ffma_per_trip": body, "trips": trips,
+                     "block": block, "blocks_per_sm": per_sm,
+                     "warps_per_scheduler": block // 32 * per_sm // SCHEDULERS,
                      "seconds": seconds, "sm_clock_mhz": mhz, "cycles_per_trip": per_trip,
                      "beyond_instructions": per_trip - (body + 3)})
-        print(f"unroll {unroll}: {seconds * 1e3:.3f} ms, {per_trip:.2f} cycles a trip "
-              f"({per_trip - body - 3:+.2f} beyond its {body + 3} instructions)", file=sys.stderr)
-    json.dump({"device": props["name"].decode(), "sms": sms, "chains": CHAINS, "block": BLOCK,
-               "blocks_per_sm": PER_SM, "rows": rows}, sys.stdout, indent=1)
+        print(f"{block}x{per_sm} unroll {unroll}: {seconds * 1e3:.3f} ms, {per_trip:.2f} "
+              f"cycles a trip ({per_trip - body - 3:+.2f} beyond its {body + 3} "
+              "instructions)", file=sys.stderr)
+    return rows
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--warps", default="", help="warps per scheduler, comma-separated "
+                    "(default: full occupancy, 8 blocks of 256 threads an SM)")
+    args = ap.parse_args()
+    props, sms, _, out = full_occupancy(cp, cp.float32)
+    if args.warps:
+        counts = [int(w) for w in args.warps.split(",")]
+        out = cp.zeros(sms * max(counts) * 128, cp.float32)
+        rows = [row for w in counts for row in _rows(sms, 128, w, out)]
+    else:
+        rows = _rows(sms, BLOCK, PER_SM, out)
+    shape = {} if args.warps else {"block": BLOCK, "blocks_per_sm": PER_SM}
+    json.dump({"device": props["name"].decode(), "sms": sms, "chains": CHAINS, **shape,
+               "rows": rows}, sys.stdout, indent=1)
     return 0
 
 
