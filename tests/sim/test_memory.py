@@ -7,7 +7,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from kerncast.sim._memory import (DRAM_CHUNK, SMCaches, request_costs, static_vectors,
+from kerncast.sim._memory import (DRAM_CHUNK, RequestCost, RequestCosts, SMCaches, match_rows,
+                                  request_costs, static_vectors,
                                   vector_carrier)
 from kerncast.trace import KINDS, SPACES, MemoryAccesses
 
@@ -254,3 +255,22 @@ def test_a_merged_group_issues_once_holding_all_its_registers():
         assert set(table[carrier].dsts) == {r for pc in group for r in plain[pc].dsts}
         assert all(table[pc].kind != K_MEM and table[pc].issue == 0 for pc in group
                    if pc != carrier)
+
+
+def test_match_rows_finds_the_last_key_row_of_each_query():
+    rng = np.random.default_rng(11)
+    keys = tuple(rng.integers(0, 4, 60) for _ in range(3))
+    query = tuple(rng.integers(0, 5, 200) for _ in range(3))
+    last = {k: row for row, k in enumerate(zip(*(c.tolist() for c in keys)))}
+    want = [last.get(k, -1) for k in zip(*(c.tolist() for c in query))]
+    assert match_rows(keys, query).tolist() == want
+    assert match_rows(keys, tuple(np.zeros(0, np.int64) for _ in range(3))).tolist() == []
+
+
+def test_request_costs_read_as_the_mapping_they_stand_for():
+    costs = {(0, 3, 7): RequestCost(0, 0, (5, 6, 9), 2, 1, 0.5, (0, 7, 1), 96, 1.0),
+             (1, 0, 2): RequestCost(1, 1, (), 0, 4, 1.0, (1, 2, 0), 128, 0.25)}
+    table = RequestCosts.of(costs)
+    assert table == costs and dict(table) == costs and len(table) == 2
+    assert table.rows_of([1, 0, 1], [0, 3, 1], [2, 7, 2]).tolist() == [1, 0, -1]
+    assert RequestCosts.of(table) is table and len(RequestCosts.of({})) == 0

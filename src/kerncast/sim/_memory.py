@@ -113,16 +113,15 @@ class RequestCosts(Mapping):
         np.cumsum([len(c.sectors) for c in rows], out=sec_ptr[1:])
 
         def col(values, dtype):
-            return np.array(values, dtype).reshape(len(rows), -1)[:, 0] if rows else \
-                np.zeros(0, dtype)
+            return np.array(values, dtype)
         return cls(col([k[0] for k in keys], np.int64), col([k[1] for k in keys], np.int64),
                    col([k[2] for k in keys], np.int64), col([c.kind for c in rows], np.int64),
                    col([c.space for c in rows], np.int64), sec_ptr,
-                   np.array([x for c in rows for x in c.sectors], np.int64),
+                   col([x for c in rows for x in c.sectors], np.int64),
                    col([c.lines for c in rows], np.int64),
                    col([c.wavefronts for c in rows], np.int64),
                    col([c.share for c in rows], np.float64),
-                   np.array([c.instance for c in rows], np.int64).reshape(-1, 3),
+                   col([c.instance for c in rows], np.int64).reshape(-1, 3),
                    col([c.nbytes for c in rows], np.int64),
                    col([c.traffic for c in rows], np.float64))
 
