@@ -146,7 +146,8 @@ class Scheduler:
         # last step to one pc without divergence or reconvergence (a converged loop)
         group = None
         while True:
-            if group is not None:
+            grouped = group is not None  # this step's warps are every live warp
+            if grouped:
                 pc, warps, lanes = group
                 group = None
             else:
@@ -182,8 +183,10 @@ class Scheduler:
             if per_block is not None and self._over_budget(warps, seg.length, per_block):
                 continue  # blocks were stopped: the next step is looked for afresh
             moved = self.moved
+            # the warps moved together by a fall-through or a branch, none of them ending:
+            # still every live warp where they were at the step's start
             if moved is not None and moved[0] is warps and seg.term <= BRANCH and \
-                    len(warps) == np.count_nonzero(wpc < DONE):
+                    (grouped or len(warps) == np.count_nonzero(wpc < DONE)):
                 group = (moved[1], warps, lanes)
 
     def _over_budget(self, warps: np.ndarray, length: int, per_block: int) -> bool:

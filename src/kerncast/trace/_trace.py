@@ -230,9 +230,10 @@ class Trace:
         local = np.concatenate(warps) if warps else np.zeros(0, np.int64)
         owner = np.repeat(self.step_batch, sizes)
         self.step_warps = self._global_warps(owner, local)
-        self.step_active = np.concatenate(
-            [np.full(len(w), 32, np.int64) if c is None else c.astype(np.int64)
-             for w, c in zip(warps, counts)]) if warps else np.zeros(0, np.int64)
+        # a step's active lanes per warp: 32 where its lanes were all active (None)
+        self.step_active = np.full(int(self.step_offsets[-1]), 32, np.int64)
+        for i in [i for i, c in enumerate(counts) if c is not None]:
+            self.step_active[self.step_offsets[i]:self.step_offsets[i + 1]] = counts[i]
         self._mem = b.mem
         self._bar = b.bar
         self.memory_cutoff = b.memory_cutoff
