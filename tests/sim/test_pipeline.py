@@ -647,8 +647,8 @@ class _Apart:
 
     warm = False
 
-    def shift(self, instance, block: int, origin: int) -> int:
-        return (block - origin) << 20
+    def shifts_of(self, instances, blocks, origins):
+        return (np.asarray(blocks) - np.asarray(origins)) << 20
 
 
 def _load_then_reduce(machine, loads: int, chain: int):

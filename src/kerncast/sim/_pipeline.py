@@ -588,13 +588,12 @@ class _Sim:
                 np.array([shadow_cycles(op) for op in table], np.float64),
                 src_ptr, src_idx, dst_ptr, dst_idx, also_ptr, also_pipe, also_held)
 
-    def _requests(self, s_ptr, s_pcs, s_steps) -> tuple:
+    def _requests(self, mem: np.ndarray, s_ptr, s_pcs, s_steps) -> tuple:
         """Per stream position, the memory request it makes (-1 for none: a request
         predicated off in every lane moves nothing), the requests' columns, and per warp
         of every generation and stream position the sector shift of a replica's request
-        (empty where no warp is a replica)."""
+        (empty where no warp is a replica). ``mem`` marks the pcs of memory requests."""
         costs = RequestCosts.of(self.costs)
-        mem = np.array([op.kind == K_MEM for op in self.table], bool)
         s_cost = np.full(len(s_pcs), -1, np.int64)
         at = np.flatnonzero(mem[s_pcs]) if len(s_pcs) else np.zeros(0, np.int64)
         stream = np.searchsorted(s_ptr, at, side="right") - 1
@@ -628,13 +627,8 @@ class _Sim:
         glob = costs.space[row] == _GLOBAL_SPACE
         with np.errstate(over="ignore"):
             offsets = block_a << 40  # a warp's local data: its own
-        instances = costs.instance[row[glob]]
-        if hasattr(sharing, "shifts_of"):
-            offsets[glob] = sharing.shifts_of(instances, block_a[glob], origin_a[glob])
-        else:  # any object with Sharing.shift
-            offsets[glob] = [_wrap64(sharing.shift(tuple(i), b, o))
-                             for i, b, o in zip(instances.tolist(), block_a[glob].tolist(),
-                                                origin_a[glob].tolist())]
+        offsets[glob] = sharing.shifts_of(costs.instance[row[glob]], block_a[glob],
+                                          origin_a[glob])
         out[where_a] = offsets
         return out
 
@@ -648,7 +642,8 @@ class _Sim:
             if one else np.zeros(0, np.int64)
         s_steps = np.concatenate([np.asarray(s, np.int64) for _, s in self.round_streams]) \
             if one else np.zeros(0, np.int64)
-        s_cost, fields, s_off = self._requests(s_ptr, s_pcs, s_steps)
+        ops = self._table_arrays()
+        s_cost, fields, s_off = self._requests(ops[0] == K_MEM, s_ptr, s_pcs, s_steps)
         n = len(self.streams)
         n_blocks = self.generations * self.next_in_slot
         bw_ptr = np.zeros(n_blocks + 1, np.int64)
@@ -666,7 +661,7 @@ class _Sim:
         loop = for_round(sum(len(p) for p, _ in self.streams))
         with np.errstate(over="ignore"):  # interpreted, a private shift wraps as compiled
             loop.run_round(
-                scratch, *self._table_arrays(), s_ptr, s_pcs, s_steps, s_cost, one, n,
+                scratch, *ops, s_ptr, s_pcs, s_steps, s_cost, one, n,
                 np.asarray(self.sched_of, np.int64), np.asarray(self.block_of, np.int64),
                 bw_ptr, bw_idx, self.next_in_slot, n_blocks,
                 *fields, s_off, SCATTERED, FP64_SHADOW,
@@ -686,12 +681,6 @@ class _Sim:
         # stores and reductions do not stall warps, but the round ends when the memory
         # system has moved every byte it was given
         return max(done, self.dram.free, self.l2.free, self.lsu_free)
-
-
-def _wrap64(value: int) -> int:
-    """``value`` as the int64 that wraps to it (a shift of private data, 2**46 sectors a
-    block, passes 2**63 past 131,072 blocks; keys stay distinct)."""
-    return (value + (1 << 63)) % (1 << 64) - (1 << 63)
 
 
 WINDOWS = 8  # windows a long stream is sampled in

@@ -118,18 +118,9 @@ class Sharing:
 
     def shift(self, key: tuple[int, int, int], block: int, source: int = 0) -> int:
         """Sectors to add to block ``source``'s sectors of this instance to get
-        ``block``'s (private data of different blocks is kept apart)."""
-        if block == source:
-            return 0
-        row = self._row(key)
-        if row < 0 or not self.affine_mask[row]:
-            return _PRIVATE * block
-        dx, dy, dz = self._shift_rows[row]
-        gx, gy = self._plane
-
-        def at(b: int) -> int:  # the byte shift of block b (block_coords, one block)
-            return (b % gx) * dx + (b // gx) % gy * dy + b // (gx * gy) * dz
-        return (at(block) >> 5) - (at(source) >> 5)
+        ``block``'s (private data of different blocks is kept apart): :meth:`shifts_of`
+        of one request."""
+        return int(self.shifts_of(np.array([key]), np.array([block]), np.array([source]))[0])
 
     def shifts_of(self, instances: np.ndarray, blocks: np.ndarray,
                   sources: np.ndarray) -> np.ndarray:
@@ -152,10 +143,6 @@ class Sharing:
             out = np.where(affine, (at(blocks) >> 5) - (at(sources) >> 5),
                            blocks * np.int64(_PRIVATE))
         return np.where(blocks == sources, 0, out)
-
-    @cached_property
-    def _shift_rows(self) -> list[list[int]]:
-        return self.shifts.tolist()
 
     @cached_property
     def _plane(self) -> tuple[int, int]:
