@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from kerncast import InputError
-from kerncast.emu import MemoryFault, emulate, emulate_corpus
+from kerncast.emu import MemoryFault, UnsupportedInstruction, emulate, emulate_corpus
 from kerncast.emu._program import build_program
 from kerncast.emu._slice import ADDRESSES, FULL, SKIP, value_slice
 from kerncast.ptx import parse
@@ -106,3 +106,29 @@ def test_corpus_traces_are_the_same(name):
     full = emulate_corpus(name, "small", check=False)
     needed = emulate_corpus(name, "small", check=False, values="needed")
     assert trace_differences(full.trace, needed.trace) == []
+
+
+def test_a_program_emulates_again_as_its_module_does():
+    module = parse(FMA_LOOP)
+    program = build_program(module.entries[0], module)
+    assert value_slice(program) is value_slice(program)  # found once per program
+    runs = [emulate(program, ((2,), (64,)), [np.zeros(128, np.float32), 5], values="needed")
+            for _ in range(2)]
+    again = emulate(module, ((2,), (64,)), [np.zeros(128, np.float32), 5], values="needed")
+    for run in runs:
+        assert trace_differences(again.trace, run.trace) == []
+        assert run.steps == again.steps
+
+
+def test_an_unsupported_instruction_the_trace_skips_is_reported_by_a_program():
+    # a texture fetch whose values nothing needs: the trace skips it, the emulator
+    # cannot run it
+    text = FMA_LOOP.replace("LOOP:\n", "LOOP:\ntex.1d.v4.f32.s32 {%f1, %f2, %f3, %f0}, "
+                            "[tex0, {%r2}];\n").replace(".visible .entry",
+                                                       ".global .texref tex0;\n.visible .entry")
+    module = parse(text)
+    program = build_program(module.entries[0], module)
+    assert SKIP in value_slice(program).modes
+    for _ in range(2):  # each emulation: the translation never succeeded
+        with pytest.raises(UnsupportedInstruction, match="tex.1d"):
+            emulate(program, ((1,), (32,)), [np.zeros(32, np.float32), 1], values="needed")

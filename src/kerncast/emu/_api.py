@@ -11,7 +11,7 @@ import numpy as np
 from kerncast._errors import InputError
 from kerncast.emu._emulator import Machine
 from kerncast.emu._launch import Launch, as_launch, select_blocks
-from kerncast.emu._program import build_program
+from kerncast.emu._program import Program, build_program
 from kerncast.ptx import Function, Module, parse
 from kerncast.emu._fround import EXACTNESS
 
@@ -120,8 +120,10 @@ def emulate(kernel, launch, args, blocks="all", *, entry: str | None = None,
     ----------
     kernel
         A parsed :class:`~kerncast.ptx.Module` (with ``entry`` naming the kernel when
-        it has several), PTX text, or a :class:`~kerncast.ptx.Function` (calls of
-        other functions then need the module).
+        it has several), PTX text, a :class:`~kerncast.ptx.Function` (calls of
+        other functions then need the module), or the kernel's program
+        (:func:`build_program`), which runs after its first emulation without being
+        built, sliced or checked again.
     launch
         A :class:`Launch`, a corpus ``LaunchConfig``, ``{"grid":..., "block":...,
         "dynamic_shared":...}`` or ``(grid, block[, dynamic_shared])``.
@@ -186,11 +188,12 @@ def emulate(kernel, launch, args, blocks="all", *, entry: str | None = None,
     if values not in ("all", "needed"):
         raise InputError(f"values must be 'all' or 'needed', not {values!r}")
     began = time.perf_counter()
-    func, module = _kernel_of(kernel, entry)
+    prebuilt = kernel if isinstance(kernel, Program) else None
+    func, module = (prebuilt.kernel, prebuilt.module) if prebuilt else _kernel_of(kernel, entry)
     if not func.is_entry:
         raise InputError(f"{func.name} is a device function, not a kernel (.entry)")
     the_launch = as_launch(launch)
-    program = build_program(func, module)
+    program = prebuilt or build_program(func, module)
     if isinstance(labels, (list, tuple)) and len(labels) != len(func.params):
         labels = None
     if labels is None and isinstance(args, Mapping):

@@ -28,6 +28,7 @@ Control instructions, barriers and ``cp.async`` always run in full.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 from kerncast.ptx import Address, ParamList, Reg, RegPair, Symbol, Vector
@@ -186,8 +187,20 @@ def _mark(spaces: set[str], space: str | None) -> bool:
     return True
 
 
+_SLICES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def value_slice(program) -> Slice:
-    """The modes of ``program``'s instructions for a trace-only run (see the module doc)."""
+    """The modes of ``program``'s instructions for a trace-only run (see the module doc);
+    found once per program (every emulation of a prediction asks for it)."""
+    found = _SLICES.get(program)
+    if found is None:
+        found = _SLICES[program] = _value_slice(program)
+    return found
+
+
+def _value_slice(program) -> Slice:
+    """:func:`value_slice`, found."""
     regs = _Regs(program)
     facts = [_facts(program, regs, item) for item in program.items]
     needed: set[str] = set()

@@ -8,6 +8,7 @@ at the end of their segment.
 
 from __future__ import annotations
 
+import weakref
 from typing import Callable
 
 import numpy as np
@@ -81,14 +82,19 @@ def _bind(ctx: Ctx, item: PInstr) -> Callable:
     return lambda lanes: write(lanes, get(lanes.sl))
 
 
+#: programs every instruction of which has been translated: the instructions left out
+#: or reduced to addresses need not be translated again to be known to be supported
+_CHECKED: weakref.WeakSet = weakref.WeakSet()
+
+
 def translate_program(program: Program, ctx: Ctx, modes=None) -> list[Callable | None]:
     """One closure per instruction (None for control instructions and no-ops).
 
     ``modes`` (from :func:`kerncast.emu._slice.value_slice`) leaves out the
     instructions whose results the trace does not need (``SKIP``) and reduces the
     loads, stores and atomics whose values it does not need to their addresses
-    (``ADDRESSES``); every instruction is still translated first, so that what
-    cannot be emulated is reported in either case.
+    (``ADDRESSES``); every instruction is still translated the first time a program
+    is, so that what cannot be emulated is reported in either case.
 
     Raises
     ------
@@ -96,6 +102,7 @@ def translate_program(program: Program, ctx: Ctx, modes=None) -> list[Callable |
         For the first instruction the emulator cannot run.
     """
     closures: list[Callable | None] = []
+    checked = program in _CHECKED
     for pc, item in enumerate(program.items):
         if _is_control(item) or item.kind in ("call", "noop"):
             closures.append(None)
@@ -105,8 +112,11 @@ def translate_program(program: Program, ctx: Ctx, modes=None) -> list[Callable |
             closures.append(_bind(ctx, item) if mode == FULL else None)
             continue
         ins = item.instr
+        if checked and mode == SKIP:
+            closures.append(None)
+            continue
         try:
-            fn = _handler(ins, pc)(ctx, item.frame)
+            fn = _handler(ins, pc)(ctx, item.frame) if not checked or mode == FULL else None
             if mode == SKIP:
                 fn = None
             elif mode == ADDRESSES:
@@ -127,4 +137,5 @@ def translate_program(program: Program, ctx: Ctx, modes=None) -> list[Callable |
                 f"({type(exc).__name__}: {exc}); check the instruction against the PTX ISA",
                 line=ins.line, instruction=str(ins)) from None
         closures.append(fn)
+    _CHECKED.add(program)
     return closures

@@ -564,7 +564,7 @@ def _predict_launch(kernel: Kernel, launch: Launch, device: str | Device, jobs: 
         key = (tuple(chosen), tuple(sorted(options.items())))
         if memo is not None and key in memo.runs:
             return memo.runs[key]
-        result = emulate(module, launch, values, chosen, entry=compiled.entry,
+        result = emulate(program, launch, values, chosen,
                          registers=res.registers, inplace=True, exact=False, values="needed",
                          constants=launch.constants, labels=list(launch.names), **options)
         if memo is not None:
