@@ -147,6 +147,11 @@ def test_setp_integer_signedness_and_boolean_combination():
                            a.view(np.uint32), b.view(np.uint32))
     assert lt_s[:4].tolist() == [1, 0, 0, 0]
     assert lo_u[:4].tolist() == [0, 1, 0, 0]
+    ne_s = run_elementwise("setp.ne.s32 %d, %a, %b;", ["s32", "s32"], "pred", a, b)
+    hs_u = run_elementwise("setp.hs.u32 %d, %a, %b;", ["u32", "u32"], "pred",
+                           a.view(np.uint32), b.view(np.uint32))
+    assert ne_s[:4].tolist() == [1, 1, 0, 0]
+    assert hs_u[:4].tolist() == [1, 0, 1, 1]
     c = np.array([1, 1, 0, 0] * 32, np.uint8)
     extra = ".reg .pred %q;"
     got = run_elementwise("setp.eq.and.s32 %d|%q, %a, %b, %c;", ["s32", "s32", "pred"],

@@ -546,3 +546,39 @@ def test_a_data_dependent_round_is_traced_from_blocks_spread_over_the_grid():
     # a grid the round covers whole is traced whole, its last block included
     assert choose_blocks(3, 8, 132, dependent=True)[1] == [0]
     assert choose_blocks(3, 3, 1, dependent=True)[1] == [0, 1, 2]
+
+
+def test_the_collector_is_paused_while_predictions_run_and_restored_after():
+    import gc
+    import threading
+
+    from kerncast.sim._predict import collector_paused
+
+    assert gc.isenabled()
+    inside = threading.Event()
+    leave = threading.Event()
+
+    def other():
+        with collector_paused():
+            inside.set()
+            leave.wait(5)
+
+    worker = threading.Thread(target=other)
+    worker.start()
+    inside.wait(5)
+    with collector_paused():
+        assert not gc.isenabled()
+    assert not gc.isenabled()  # the other prediction still runs
+    leave.set()
+    worker.join()
+    assert gc.isenabled()
+    gc.disable()  # a caller's own choice is kept
+    try:
+        with collector_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    with pytest.raises(RuntimeError), collector_paused():
+        raise RuntimeError("a failed prediction")
+    assert gc.isenabled()

@@ -115,6 +115,8 @@ class Scheduler:
         self.slot_steps = np.zeros(slots, np.int64)
         self.nprog = len(machine.program)
         self.moved: tuple | None = None  # (warps, pc) of the last move that popped nothing
+        # whether a warp's top entry may reconverge before the exit (else no move pops)
+        self.nested = False
 
     # -- batch set-up --------------------------------------------------------------
 
@@ -132,6 +134,7 @@ class Scheduler:
         self.expected[:] = 0
         self.slot_steps[:] = 0
         self.reductions.clear()
+        self.nested = False
 
     # -- the loop ------------------------------------------------------------------
 
@@ -244,7 +247,7 @@ class Scheduler:
             self.moved = None
             return
         self.wpc[warps] = pc
-        hit = warps[self.wrpc[warps] == pc]
+        hit = warps[self.wrpc[warps] == pc] if self.nested else ()
         if len(hit):
             self.pop(hit)
             self.moved = None
@@ -342,6 +345,7 @@ class Scheduler:
         empty = top_mask == 0
         self.wpc[warps] = top_pc
         self.wrpc[warps] = reconv
+        self.nested = True
         self.wmask[warps] = top_mask
         if empty.any():
             self.pop(warps[empty])
@@ -360,7 +364,7 @@ class Scheduler:
                 self.wmask[gone] = 0
                 warps, depth = warps[~none], depth[~none]
                 if not len(warps):
-                    return
+                    break
             depth = depth - 1
             self.depth[warps] = depth
             pc = self.spc[warps, depth]
@@ -378,6 +382,7 @@ class Scheduler:
                 if len(over):
                     self._kill_masks(over, self.wmask[over])
             warps = warps[~good]
+        self.nested = bool((self.wrpc != EXIT_PC).any())
 
     # -- exits ---------------------------------------------------------------------
 

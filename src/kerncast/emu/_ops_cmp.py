@@ -45,6 +45,14 @@ def compare(cmp: str, a, b, is_float: bool) -> np.ndarray:
     return _ORDERED[base](a, b) | nan
 
 
+def _plain_compare(cmp: str, is_float: bool):
+    """The ufunc that is :func:`compare` for ``cmp``, where one is."""
+    if not is_float:
+        cmp = _UNSIGNED_ALIASES.get(cmp, cmp)
+        return np.not_equal if cmp == "ne" else _ORDERED.get(cmp)
+    return _ORDERED.get(cmp)
+
+
 def _operand_type(ins: Instruction) -> tuple[str, bool]:
     ptype = ins.types[-1]
     if ptype == "bf16":
@@ -88,6 +96,13 @@ def _setp(ctx: Ctx, frame, ins: Instruction):
     ga, gb = (_reader(ctx, frame, op, ptype) for op in ins.operands[1:3])
     gc = ctx.src(frame, ins.operands[3], "pred") if len(ins.operands) > 3 else None
     boolop = ins.boolop
+    plain = _plain_compare(cmp, is_float)
+    if plain is not None and boolop is None and qw is None:
+        # the common ``setp.lt.s32 %p, %r, %s``: one ufunc, one write
+        def one(lanes):
+            sl = lanes.sl
+            pw(lanes, plain(ga(sl), gb(sl)))
+        return one
 
     def fn(lanes):
         sl = lanes.sl

@@ -39,11 +39,14 @@ device spec and the calibration.
 
 from __future__ import annotations
 
+import gc
 import math
+import threading
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, wait
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
@@ -489,6 +492,33 @@ def _quiet(step: str) -> None:
     """No progress report."""
 
 
+_PAUSE = threading.Lock()
+_PAUSED = [0, False]  # predictions running, whether they turned the collector off
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector held off while predictions run (in any thread).
+
+    A prediction allocates some hundred thousand small containers (closures, lane sets,
+    the trace's records), and every so many the collector walks every object the
+    process holds: in a sweep, the kept modules, programs and traces of the other
+    launches. The garbage a prediction leaves is young, so the first collection after
+    it frees it."""
+    with _PAUSE:
+        if _PAUSED[0] == 0:
+            _PAUSED[1] = gc.isenabled()
+            gc.disable()
+        _PAUSED[0] += 1
+    try:
+        yield
+    finally:
+        with _PAUSE:
+            _PAUSED[0] -= 1
+            if _PAUSED[0] == 0 and _PAUSED[1]:
+                gc.enable()
+
+
 def predict_launch(kernel: Kernel, launch: Launch, device: str | Device, *,
                    sm_count: int | None = None, machine: Machine | None = None,
                    progress: Callable[[str], None] | None = None,
@@ -502,8 +532,10 @@ def predict_launch(kernel: Kernel, launch: Launch, device: str | Device, *,
     that fails leaves no tool running behind it."""
     jobs: list[Future] = []
     try:
-        return _predict_launch(kernel, launch, device, jobs, sm_count=sm_count,
-                               machine=machine, progress=progress, budget=budget, fixes=fixes)
+        with collector_paused():
+            return _predict_launch(kernel, launch, device, jobs, sm_count=sm_count,
+                                   machine=machine, progress=progress, budget=budget,
+                                   fixes=fixes)
     except BaseException:
         wait(jobs)  # the SASS read beside the emulation
         raise
