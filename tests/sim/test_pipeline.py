@@ -593,6 +593,28 @@ def test_a_warp_that_branched_over_regions_issues_them_predicated_off():
     assert total == 12 and pcs.tolist()[7:] == [0, 1, 2, 5, 6]
 
 
+def test_the_issue_count_of_each_pc_is_that_of_the_warps_expanded_streams():
+    from types import SimpleNamespace
+
+    from kerncast.sim._predict import _expand, _issued
+
+    chain = ((0, 3, 5), (3, 5, 7), (5, 0, 1, 2, 3, 4, 6), (1,))
+    streams = {0: SimpleNamespace(start=[0, 3, 5, 0, 5], end=[3, 5, 7, 3, 7],
+                                  order=[0, 1, 2, 3, 4]),
+               1: SimpleNamespace(start=[0, 5, 0, 3, 5], end=[3, 7, 3, 5, 7],
+                                  order=[5, 6, 7, 8, 9])}
+    executed = np.zeros(7, np.int64)
+    for stream in streams.values():
+        for a, b in zip(stream.start, stream.end):
+            executed[a:b] += 1
+    trace = SimpleNamespace(program=SimpleNamespace(items=[None] * 7),
+                            pc_counts=(executed, executed * 32), streams=lambda: streams)
+    orders = {("chain", 0): chain}
+    expanded = sum(np.bincount(_expand(s, orders, None)[0], minlength=7) for s in streams.values())
+    assert _issued(trace, orders).tolist() == expanded.tolist()
+    assert (expanded - executed).tolist() == [0, 0, 0, 2, 2, 0, 0]  # two runs skipped [3, 5)
+
+
 def _raw_violations(program, start: int, order) -> list[tuple[int, int]]:
     """(producer, consumer) pairs of a segment that ``order`` issues the wrong way round."""
     position = {pc: i for i, pc in enumerate(order)}

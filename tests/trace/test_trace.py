@@ -122,6 +122,12 @@ ret;
     t = kernel_totals(r.trace)
     assert t["smsp__thread_inst_executed.sum"] == sum(s.lanes().sum() for s in streams.values())
     assert t["smsp__inst_executed.sum"] == w0.instructions + w1.instructions
+    # each warp's steps in issue order, as a stable sort of the 64-bit ids orders them
+    trace = r.trace
+    assert trace.warp_order.tolist() == np.argsort(trace.step_warps, kind="stable").tolist()
+    again = trace.streams()
+    assert again is not streams and again.keys() == streams.keys()  # the caller's own dict
+    assert all(again[w] is streams[w] for w in streams)  # derived once
 
 
 def test_local_memory_is_interleaved_per_warp():

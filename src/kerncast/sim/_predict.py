@@ -193,13 +193,17 @@ def _issued(trace, orders: dict) -> np.ndarray:
     """Per pc, how often the pipeline issues it over every traced warp: its executions
     plus the predicated-off copies of if-converted regions (see :func:`_expand`)."""
     n = len(trace.program.items)
-    if not _region_chains(orders):
-        # the issue orders only permute the pcs a warp runs: its executions are the count
-        return np.asarray(trace.pc_counts[0][:n], np.int64)
-    counts = np.zeros(n, np.int64)
-    for stream in trace.streams().values():
-        pcs = _expand(stream, orders, None)[0]
-        counts += np.bincount(pcs, minlength=len(counts))[:len(counts)]
+    # the issue orders only permute the pcs a warp runs: its executions are the count,
+    # and a run of a chain that branched over regions issues them as well
+    counts = np.array(trace.pc_counts[0][:n], np.int64)
+    chains = _region_chains(orders)
+    for stream in trace.streams().values() if chains else ():
+        starts, ends = np.asarray(stream.start, np.int64), np.asarray(stream.end, np.int64)
+        for seg_starts, seg_ends, _, regions in chains:
+            for _, _, present in _chain_runs(starts, ends, seg_starts, seg_ends, regions):
+                for c in range(len(seg_starts)):
+                    if c not in present:
+                        counts[seg_starts[c]:seg_ends[c]] += 1
     return counts
 
 
@@ -292,14 +296,29 @@ def _predicated_runs(steps, starts, ends, offsets, seg_starts, seg_ends, seq,
     that remain still issue together). The skipped regions' instructions get step -1
     (no memory request). Returns each such run: (its first and end positions in the
     warp's stream, the pcs and steps it issues instead)."""
-    skippable, n_chain = set(regions), len(seg_starts)
+    n_chain = len(seg_starts)
     seq = np.asarray(seq, np.int64)
     seg_of = np.searchsorted(np.asarray(seg_starts, np.int64), seq, side="right") - 1
     pieces = []  # (first position, end position, pcs, steps) of each rewritten run
+    for j, k, present in _chain_runs(starts, ends, seg_starts, seg_ends, regions):
+        step_of = np.array([steps[offsets[present[i]]] if i in present else -1
+                            for i in range(n_chain)], np.int64)
+        end = int(offsets[k - 1] + ends[k - 1] - starts[k - 1])
+        pieces.append((int(offsets[j]), end, seq, step_of[seg_of]))
+    return pieces
+
+
+def _chain_runs(starts, ends, seg_starts, seg_ends, regions
+                ) -> list[tuple[int, int, dict[int, int]]]:
+    """Where a warp ran a chain but branched over some of its guarded ``regions``: per
+    such run, the first and one past the last of its segment executions, and the
+    execution of each segment of the chain it ran (by the segment's place in the chain)."""
+    skippable, n_chain = set(regions), len(seg_starts)
     whole = np.zeros(len(starts), bool)
     hit = _chain_hits(starts, ends, seg_starts, seg_ends)
     whole[:len(hit)] = hit
     begins = (starts == seg_starts[0]) & (ends == seg_ends[0]) & ~whole
+    runs = []
     for j in np.flatnonzero(begins).tolist():
         c, k, present = 0, j, {}
         while c < n_chain:
@@ -310,13 +329,9 @@ def _predicated_runs(steps, starts, ends, offsets, seg_starts, seg_ends, seq,
                 c += 1
             else:
                 break
-        if c < n_chain:
-            continue  # not this chain
-        step_of = np.array([steps[offsets[present[i]]] if i in present else -1
-                            for i in range(n_chain)], np.int64)
-        end = int(offsets[k - 1] + ends[k - 1] - starts[k - 1])
-        pieces.append((int(offsets[j]), end, seq, step_of[seg_of]))
-    return pieces
+        if c == n_chain:  # else not this chain
+            runs.append((j, k, present))
+    return runs
 
 
 def _chain_hits(starts, ends, seg_starts, seg_ends) -> np.ndarray:

@@ -229,7 +229,7 @@ class _Steps:
 
     def __init__(self, trace) -> None:
         step = np.repeat(np.arange(len(trace.step_pc0)), np.diff(trace.step_offsets))
-        order = np.argsort(trace.step_warps, kind="stable")
+        order = trace.warp_order
         warps = trace.step_warps[order]
         step = step[order]
         self.pc0, self.pc1 = trace.step_pc0[step], trace.step_pc1[step]

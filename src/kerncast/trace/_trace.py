@@ -272,9 +272,13 @@ class Trace:
                           self.step_active[rows], step)
 
     def streams(self) -> dict[int, WarpStream]:
-        """Every warp's stream (derived in one pass)."""
+        """Every warp's stream (derived in one pass, once)."""
+        return dict(self._streams)
+
+    @cached_property
+    def _streams(self) -> dict[int, WarpStream]:
         step = np.repeat(np.arange(len(self.step_pc0)), np.diff(self.step_offsets))
-        order = np.argsort(self.step_warps, kind="stable")
+        order = self.warp_order
         warps = self.step_warps[order]
         bounds = np.flatnonzero(np.diff(warps)) + 1
         out = {}
@@ -293,6 +297,15 @@ class Trace:
             hits = np.array([c == kind for c in self.classes], np.int64)
             table[k, 1:] = np.cumsum(hits)
         return kinds, table
+
+    @cached_property
+    def warp_order(self) -> np.ndarray:
+        """The rows of ``step_warps`` ordered by warp, each warp's in issue order (a
+        stable sort: by radix where the warp ids fit 16 bits)."""
+        warps = self.step_warps
+        if len(warps) and 0 <= warps.min() and warps.max() < 1 << 16:
+            warps = warps.astype(np.uint16)
+        return np.argsort(warps, kind="stable")
 
     @cached_property
     def pc_counts(self) -> tuple[np.ndarray, np.ndarray]:
