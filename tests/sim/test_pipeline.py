@@ -8,6 +8,7 @@ issue rate binds, pipes and DRAM bandwidth limit throughput, barriers hold a blo
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import partial
 
 import numpy as np
@@ -18,8 +19,9 @@ from kerncast.ptx import parse, read_registers, written_registers
 from kerncast.sim import machine_for
 from kerncast.sim._machine import PIPES
 from kerncast.sim._memory import RequestCost
-from kerncast.sim._pipeline import (FP64_SHADOW, K_ALU, K_BAR, K_MEM, WINDOWS, Op, _Dram,
-                                    build_table, sample_streams, simulate_round)
+from kerncast.sim._pipeline import (BRANCH_PREDICATE_CYCLES, FP64_SHADOW, K_ALU, K_BAR, K_MEM,
+                                    TAKEN_BRANCH_CYCLES, WINDOWS, Op, _Dram, build_table,
+                                    sample_streams, simulate_round)
 from kerncast.trace import KINDS, SPACES
 
 LOAD, STORE = KINDS.index("load"), KINDS.index("store")
@@ -780,3 +782,76 @@ def test_an_instruction_ptxas_merged_into_another_issues_with_it():
     table[1] = alu((10,), (1,))
     assert _schedule(list(range(5)), table, items, places={0: 0, 2: 16, 3: 32, 4: 48}) == (
         0, 2, 3, 1, 4)
+
+
+# -- taken branches ----------------------------------------------------------------------
+
+def _loop_table(machine, body: int) -> list[Op]:
+    """``body`` independent FP32 instructions and a branch back to the first (pc ``body``)."""
+    branch = Op(K_ALU, PIPES.index("ctrl"), 1.0, 1, 2.0, (), (), redirect=TAKEN_BRANCH_CYCLES)
+    return [_alu(machine, dsts=(i,)) for i in range(body)] + [branch]
+
+
+@pytest.mark.parametrize("body", [4, 40])
+def test_a_taken_branch_holds_its_warp_for_the_targets_fetch(machine, body):
+    trips = 50
+    table = _loop_table(machine, body)
+    loop = list(range(body + 1)) * trips
+    # a warp alone: each trip is its instructions and the fetch of the loop's top
+    alone = _run(machine, [loop], table).cycles
+    assert alone == pytest.approx(trips * (body + TAKEN_BRANCH_CYCLES), rel=0.02)
+    # the branch not taken (on to pc body + 1): nothing to fetch, the next cycle
+    through = table + [_alu(machine, dsts=(body,))]
+    once = _run(machine, [list(range(body + 2))], through).cycles
+    assert once <= body + 2 + machine.latency["fp32"] + 1
+    # warps enough on each scheduler fill the fetch: one instruction a cycle again
+    per_scheduler = 16
+    many = _run(machine, [loop] * (machine.schedulers * per_scheduler), table).cycles
+    assert many == pytest.approx(trips * (body + 1) * per_scheduler, rel=0.05)
+
+
+def test_a_branch_reads_its_predicate_late(machine):
+    compare = _alu(machine, "int", dsts=(0,))
+    branch = Op(K_ALU, PIPES.index("ctrl"), 1.0, 1, 2.0, (0,), ())
+    after = _alu(machine, srcs=(), dsts=(1,))
+    cycles = {late: _run(machine, [[0, 1, 2]], [compare, replace(branch, late=late), after]).cycles
+              for late in (0.0, BRANCH_PREDICATE_CYCLES)}
+    assert cycles[BRANCH_PREDICATE_CYCLES] - cycles[0.0] == pytest.approx(
+        BRANCH_PREDICATE_CYCLES)
+
+
+LOOP = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 out, .param .f32 m, .param .f32 c)
+{
+.reg .f32 %f<4>; .reg .u32 %r<4>; .reg .pred %p<3>; .reg .u64 %rd<3>;
+ld.param.f32 %f1, [m]; ld.param.f32 %f2, [c]; mov.u32 %r1, 0; mov.f32 %f3, 0f00000000;
+mov.u32 %r2, %tid.x;
+setp.gt.u32 %p2, %r2, 7;
+@%p2 bra SKIP;
+add.f32 %f3, %f3, %f2;
+SKIP:
+LOOP:
+fma.rn.f32 %f3, %f3, %f1, %f2;
+add.u32 %r1, %r1, 1;
+setp.lt.u32 %p1, %r1, 16;
+@%p1 bra LOOP;
+ld.param.u64 %rd1, [out];
+mul.wide.u32 %rd2, %r2, 4;
+add.u64 %rd1, %rd1, %rd2;
+st.global.f32 [%rd1], %f3;
+ret;
+}
+"""
+
+
+def test_loop_branches_are_taken_branches_and_if_converted_ones_are_not(machine):
+    trace = _emulated(LOOP, 32).trace
+    table, _, _ = build_table(trace.program, machine)
+    redirect = {item.instr.line: op.redirect for item, op in zip(trace.program.items, table)
+                if item.kind == "op" and item.instr.opcode == "bra"}
+    assert sorted(redirect.values()) == [0.0, TAKEN_BRANCH_CYCLES]  # the guard's: predicated
+    late = [op.late for item, op in zip(trace.program.items, table)
+            if item.kind == "op" and item.instr.opcode == "bra"]
+    assert sorted(late) == [0.0, BRANCH_PREDICATE_CYCLES]

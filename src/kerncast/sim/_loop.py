@@ -638,8 +638,8 @@ def round_scratch(n: int, nregs: int, n_sched: int, n_pipes: int, n_blocks: int,
 
 
 @jit
-def run_round(scratch, o_kind, o_pipe, o_issue, o_slots, o_lat, o_shadow, src_ptr, src_idx,
-              dst_ptr, dst_idx, also_ptr, also_pipe, also_held,
+def run_round(scratch, o_kind, o_redirect, o_late, o_pipe, o_issue, o_slots, o_lat, o_shadow,
+              src_ptr, src_idx, dst_ptr, dst_idx, also_ptr, also_pipe, also_held,
               s_ptr, s_pcs, s_steps, s_cost, one, n, sched_of, block_of, bw_ptr, bw_idx,
               next_in_slot, n_blocks,
               r_kind, r_space, r_lines, r_waves, r_share, r_nbytes, r_traffic,
@@ -663,6 +663,7 @@ def run_round(scratch, o_kind, o_pipe, o_issue, o_slots, o_lat, o_shadow, src_pt
     credit, buf, chunks = borrow(credit), borrow(buf), borrow(chunks)
     o_kind, o_pipe, o_issue, o_slots = borrow(o_kind), borrow(o_pipe), borrow(o_issue), \
         borrow(o_slots)
+    o_redirect, o_late = borrow(o_redirect), borrow(o_late)
     o_lat, o_shadow, src_ptr, src_idx = borrow(o_lat), borrow(o_shadow), borrow(src_ptr), \
         borrow(src_idx)
     dst_ptr, dst_idx, also_ptr, also_pipe = borrow(dst_ptr), borrow(dst_idx), \
@@ -768,9 +769,10 @@ def run_round(scratch, o_kind, o_pipe, o_issue, o_slots, o_lat, o_shadow, src_pt
         for j in range(also_ptr[pc], also_ptr[pc + 1]):
             if pipe_free[s, also_pipe[j]] > start:
                 start = pipe_free[s, also_pipe[j]]
+        late = o_late[pc]
         for j in range(src_ptr[pc], src_ptr[pc + 1]):
-            if ready[w, src_idx[j]] > start:
-                start = ready[w, src_idx[j]]
+            if ready[w, src_idx[j]] + late > start:
+                start = ready[w, src_idx[j]] + late
         if kind == _K_MEM and lsu_free > start:
             if armed[s] < 0 or armed[s] == w:
                 armed[s] = w
@@ -844,6 +846,13 @@ def run_round(scratch, o_kind, o_pipe, o_issue, o_slots, o_lat, o_shadow, src_pt
             done = now + o_lat[pc]
             for j in range(dst_ptr[pc], dst_ptr[pc + 1]):
                 ready[w, dst_idx[j]] = done
+            if o_redirect[pc] > 0.0 and base + i + 1 < s_ptr[st + 1] and \
+                    s_pcs[base + i + 1] != pc + 1:
+                # a taken branch: the warp's next instruction waits for the target's fetch
+                _replace(ht, hw, hn, s, now + o_redirect[pc], w)
+                t = ht[s, 0]
+                first[s] = t if t > sched_free[s] else sched_free[s]
+                continue
         _replace(ht, hw, hn, s, now + 1.0, w)
         t = ht[s, 0]
         first[s] = t if t > sched_free[s] else sched_free[s]

@@ -21,6 +21,12 @@ Event-driven, as the static-analysis seed's pipeline, extended for Hopper-class 
 * a warp issues in order; an instruction waits for the registers it reads (a
   scoreboard over the PTX registers, each ready at its producer's issue time plus
   the class latency, or the memory latency);
+* a branch that is taken holds its warp until the target is fetched
+  (:data:`TAKEN_BRANCH_CYCLES` from its issue to the warp's next instruction; other
+  warps issue meanwhile), and a branch reads its predicate
+  :data:`BRANCH_PREDICATE_CYCLES` after the compare's result is ready: a short loop
+  alone on its scheduler takes about 29 cycles a trip on an H200, whatever its body up
+  to 19 SASS instructions; if-converted branches (below) are neither;
 * the order is the one ptxas gave each straight-line segment, read from the SASS (each
   PTX line where its first SASS instruction lies: ``_sassissue.read_sass``), or without
   SASS the one its list scheduler would give (loads as early as their operands allow);
@@ -104,6 +110,12 @@ class Op:
     dsts: tuple[int, ...]
     #: other pipes the instruction's SASS holds meanwhile: (pipe, cycles) pairs
     also: tuple[tuple[int, float], ...] = ()
+    #: a branch's cycles from its issue to its warp's next instruction where it is
+    #: taken (0: the next cycle, as any other instruction)
+    redirect: float = 0.0
+    #: cycles past its sources' results that the instruction can read them: a branch
+    #: reads its predicate late
+    late: float = 0.0
 
 
 def shadow_cycles(op: Op) -> float:
@@ -173,6 +185,18 @@ def _op(item, machine: Machine, ids: dict[str, int]) -> Op:
     return Op(K_ALU, PIPES.index("ctrl"), 1.0, 1, 2.0, srcs, dsts)
 
 
+# Cycles from a taken branch's issue to its warp's next instruction: the fetch of the
+# target. tools/loop_trip_probe.py --warps on an H200 (data/probes/loop_trip_warps_h200.json):
+# a warp alone on its scheduler takes 10.0-10.3 cycles a trip beyond its SASS
+# instructions in loops of 35 and 67, where the FFMA chains do not bound the trip.
+# Hopper's figure, and the one below, assumed on other architectures.
+TAKEN_BRANCH_CYCLES = 10.0
+# Cycles a branch reads its predicate after the compare's result is ready (to the
+# other instructions): the same probe's loops of 7 and 11 SASS instructions, alone on
+# their scheduler, take 29.2 and 29.4 cycles a trip where the counter's add, the compare
+# and the fetch above make 20.1 and 21.2.
+BRANCH_PREDICATE_CYCLES = 9.0
+
 # Scheduler cycles a constant load holds per distinct address its lanes read, with every
 # scheduler of the SM loading: the SM's constant cache serves one address every two
 # cycles (tools/constant_cache_probe.py on an H100, data/probes/constant_cache_h100.json:
@@ -221,6 +245,11 @@ def build_table(program, machine: Machine, vectors: list[tuple[int, ...]] = ()
     the others issue nothing on the load/store path."""
     ids: dict[str, int] = {}
     table = [_op(item, machine, ids) for item in program.items]
+    converted = {pc for _, _, branches in _chains(program) for pc in branches}
+    for pc, item in enumerate(program.items):
+        if item.kind == "op" and item.instr.opcode == "bra" and pc not in converted:
+            table[pc] = replace(table[pc], redirect=TAKEN_BRANCH_CYCLES,
+                                late=BRANCH_PREDICATE_CYCLES)
     for group in vectors:
         carrier = vector_carrier(group, program)
         ops = [table[pc] for pc in group]
@@ -581,6 +610,8 @@ class _Sim:
         also_ptr, also_pipe = ragged([[p for p, _ in op.also] for op in table], np.int64)
         also_held = np.array([h for op in table for _, h in op.also], np.float64)
         return (np.array([op.kind for op in table], np.int64),
+                np.array([op.redirect for op in table], np.float64),
+                np.array([op.late for op in table], np.float64),
                 np.array([op.pipe for op in table], np.int64),
                 np.array([op.issue for op in table], np.float64),
                 np.array([op.slots for op in table], np.float64),
