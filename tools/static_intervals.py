@@ -5,7 +5,7 @@ intervals ``kerncast predict`` gives beside a static prediction.
     python tools/static_intervals.py st.parquet --device h100 \
         --out src/kerncast/models/trained/static-errors-h100.json
 
-(``--per-kernel 0`` on both for every row: about an hour on two cores.)
+(``--per-kernel 0`` on both for every row: about 15 minutes on two cores.)
 
 For each bottleneck the static model names (and for all launches together): the 10th,
 50th and 90th percentiles of measured / predicted time over the launches it predicted,

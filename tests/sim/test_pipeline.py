@@ -792,22 +792,46 @@ def _loop_table(machine, body: int) -> list[Op]:
     return [_alu(machine, dsts=(i,)) for i in range(body)] + [branch]
 
 
+def _trips(body: int, trips: int) -> tuple[np.ndarray, np.ndarray]:
+    """A warp's stream of ``trips`` trips of a loop of ``body`` instructions and its
+    branch: (pcs, steps), a step a trip."""
+    return (np.tile(np.arange(body + 1), trips), np.repeat(np.arange(trips), body + 1))
+
+
+def _looped(machine, table, warps: int, body: int, trips: int, taken) -> float:
+    streams = [_trips(body, trips)] * warps
+    return simulate_round(streams, table, _nregs(table), {}, machine, active_sms=132,
+                          warps_per_block=1, l1_bytes=200 * 1024, l2_share_bytes=400 * 1024,
+                          taken=[taken] * warps).cycles
+
+
 @pytest.mark.parametrize("body", [4, 40])
 def test_a_taken_branch_holds_its_warp_for_the_targets_fetch(machine, body):
     trips = 50
     table = _loop_table(machine, body)
-    loop = list(range(body + 1)) * trips
+    back = np.arange(trips - 1)  # every trip but the last branches back
     # a warp alone: each trip is its instructions and the fetch of the loop's top
-    alone = _run(machine, [loop], table).cycles
-    assert alone == pytest.approx(trips * (body + TAKEN_BRANCH_CYCLES), rel=0.02)
-    # the branch not taken (on to pc body + 1): nothing to fetch, the next cycle
-    through = table + [_alu(machine, dsts=(body,))]
-    once = _run(machine, [list(range(body + 2))], through).cycles
-    assert once <= body + 2 + machine.latency["fp32"] + 1
+    alone = _looped(machine, table, 1, body, trips, back)
+    assert alone == pytest.approx(trips * body + (trips - 1) * TAKEN_BRANCH_CYCLES + 1,
+                                  rel=0.02)
+    # the same stream of a branch never taken (a warp that ran it unrolled): no fetch
+    straight = _looped(machine, table, 1, body, trips, np.zeros(0, np.int64))
+    assert straight <= trips * (body + 1) + machine.latency["fp32"] + 2
     # warps enough on each scheduler fill the fetch: one instruction a cycle again
     per_scheduler = 16
-    many = _run(machine, [loop] * (machine.schedulers * per_scheduler), table).cycles
+    many = _looped(machine, table, machine.schedulers * per_scheduler, body, trips, back)
     assert many == pytest.approx(trips * (body + 1) * per_scheduler, rel=0.05)
+
+
+def test_a_warps_taken_steps_are_those_its_next_segment_does_not_follow():
+    from types import SimpleNamespace
+
+    from kerncast.sim._predict import taken_steps
+
+    # segments [0,4) [4,6) [0,4) [6,9): the first [0,4) falls through into [4,6), which
+    # branches back to 0; the second [0,4) branches over [4,6) to 6
+    stream = SimpleNamespace(start=[0, 4, 0, 6], end=[4, 6, 4, 9], order=[3, 7, 9, 12])
+    assert taken_steps(stream).tolist() == [7, 9]
 
 
 def test_a_branch_reads_its_predicate_late(machine):

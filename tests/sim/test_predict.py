@@ -566,9 +566,20 @@ def test_the_collector_is_paused_while_predictions_run_and_restored_after():
     worker = threading.Thread(target=other)
     worker.start()
     inside.wait(5)
-    with collector_paused():
-        assert not gc.isenabled()
+    collected: list[int] = []
+
+    def note(phase, info):
+        if phase == "start":
+            collected.append(info["generation"])
+
+    gc.callbacks.append(note)
+    try:
+        with collector_paused():
+            assert not gc.isenabled()
+    finally:
+        gc.callbacks.remove(note)
     assert not gc.isenabled()  # the other prediction still runs
+    assert collected == [0]  # the young objects, as the first one ended
     leave.set()
     worker.join()
     assert gc.isenabled()

@@ -638,10 +638,10 @@ def round_scratch(n: int, nregs: int, n_sched: int, n_pipes: int, n_blocks: int,
 
 
 @jit
-def run_round(scratch, o_kind, o_redirect, o_late, o_pipe, o_issue, o_slots, o_lat, o_shadow,
+def run_round(scratch, o_kind, o_late, o_pipe, o_issue, o_slots, o_lat, o_shadow,
               src_ptr, src_idx, dst_ptr, dst_idx, also_ptr, also_pipe, also_held,
-              s_ptr, s_pcs, s_steps, s_cost, one, n, sched_of, block_of, bw_ptr, bw_idx,
-              next_in_slot, n_blocks,
+              s_ptr, s_pcs, s_steps, s_cost, s_redirect, one, n, sched_of, block_of, bw_ptr,
+              bw_idx, next_in_slot, n_blocks,
               r_kind, r_space, r_lines, r_waves, r_share, r_nbytes, r_traffic,
               sec_ptr, sec_idx, s_off, scattered, fp64_shadow,
               l1, l2c, pages, warm, stats, dram_stat,
@@ -663,7 +663,7 @@ def run_round(scratch, o_kind, o_redirect, o_late, o_pipe, o_issue, o_slots, o_l
     credit, buf, chunks = borrow(credit), borrow(buf), borrow(chunks)
     o_kind, o_pipe, o_issue, o_slots = borrow(o_kind), borrow(o_pipe), borrow(o_issue), \
         borrow(o_slots)
-    o_redirect, o_late = borrow(o_redirect), borrow(o_late)
+    o_late, s_redirect = borrow(o_late), borrow(s_redirect)
     o_lat, o_shadow, src_ptr, src_idx = borrow(o_lat), borrow(o_shadow), borrow(src_ptr), \
         borrow(src_idx)
     dst_ptr, dst_idx, also_ptr, also_pipe = borrow(dst_ptr), borrow(dst_idx), \
@@ -846,10 +846,9 @@ def run_round(scratch, o_kind, o_redirect, o_late, o_pipe, o_issue, o_slots, o_l
             done = now + o_lat[pc]
             for j in range(dst_ptr[pc], dst_ptr[pc + 1]):
                 ready[w, dst_idx[j]] = done
-            if o_redirect[pc] > 0.0 and base + i + 1 < s_ptr[st + 1] and \
-                    s_pcs[base + i + 1] != pc + 1:
+            if s_redirect[base + i] > 0.0:
                 # a taken branch: the warp's next instruction waits for the target's fetch
-                _replace(ht, hw, hn, s, now + o_redirect[pc], w)
+                _replace(ht, hw, hn, s, now + s_redirect[base + i], w)
                 t = ht[s, 0]
                 first[s] = t if t > sched_free[s] else sched_free[s]
                 continue

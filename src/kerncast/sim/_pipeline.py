@@ -539,8 +539,9 @@ class _Sim:
     def __init__(self, table, nregs, streams, costs, machine: Machine, active_sms: int,
                  warps_per_block: int, caches: SMCaches, source: list[int] | None = None,
                  stands_for: list[tuple[int, int]] | None = None, sharing=None,
-                 generations: int = 1, wave: int = 0):
+                 generations: int = 1, wave: int = 0, taken: list[np.ndarray] | None = None):
         self.table, self.costs, self.m, self.nregs = table, costs, machine, nregs
+        self.taken = taken
         self.caches = caches
         one = len(streams)
         self.source = list(source or range(one))
@@ -610,7 +611,6 @@ class _Sim:
         also_ptr, also_pipe = ragged([[p for p, _ in op.also] for op in table], np.int64)
         also_held = np.array([h for op in table for _, h in op.also], np.float64)
         return (np.array([op.kind for op in table], np.int64),
-                np.array([op.redirect for op in table], np.float64),
                 np.array([op.late for op in table], np.float64),
                 np.array([op.pipe for op in table], np.int64),
                 np.array([op.issue for op in table], np.float64),
@@ -618,6 +618,20 @@ class _Sim:
                 np.array([op.latency for op in table], np.float64),
                 np.array([shadow_cycles(op) for op in table], np.float64),
                 src_ptr, src_idx, dst_ptr, dst_idx, also_ptr, also_pipe, also_held)
+
+    def _redirects(self, s_ptr, s_pcs, s_steps) -> np.ndarray:
+        """Per stream position, the cycles its warp waits for a taken branch's target
+        (0 where the position is no taken branch)."""
+        out = np.zeros(len(s_pcs), np.float64)
+        redirect = np.array([op.redirect for op in self.table], np.float64)
+        if self.taken is None or not redirect.any():
+            return out
+        for w, after in enumerate(self.taken[:self.round_warps]):
+            lo, hi = s_ptr[w], s_ptr[w + 1]
+            pcs, steps = s_pcs[lo:hi], s_steps[lo:hi]
+            hit = np.flatnonzero((redirect[pcs] > 0) & np.isin(steps, after))
+            out[lo + hit] = redirect[pcs[hit]]
+        return out
 
     def _requests(self, mem: np.ndarray, s_ptr, s_pcs, s_steps) -> tuple:
         """Per stream position, the memory request it makes (-1 for none: a request
@@ -675,6 +689,7 @@ class _Sim:
             if one else np.zeros(0, np.int64)
         ops = self._table_arrays()
         s_cost, fields, s_off = self._requests(ops[0] == K_MEM, s_ptr, s_pcs, s_steps)
+        s_redirect = self._redirects(s_ptr, s_pcs, s_steps)
         n = len(self.streams)
         n_blocks = self.generations * self.next_in_slot
         bw_ptr = np.zeros(n_blocks + 1, np.int64)
@@ -692,7 +707,7 @@ class _Sim:
         loop = for_round(sum(len(p) for p, _ in self.streams))
         with np.errstate(over="ignore"):  # interpreted, a private shift wraps as compiled
             loop.run_round(
-                scratch, *ops, s_ptr, s_pcs, s_steps, s_cost, one, n,
+                scratch, *ops, s_ptr, s_pcs, s_steps, s_cost, s_redirect, one, n,
                 np.asarray(self.sched_of, np.int64), np.asarray(self.block_of, np.int64),
                 bw_ptr, bw_idx, self.next_in_slot, n_blocks,
                 *fields, s_off, SCATTERED, FP64_SHADOW,
@@ -779,7 +794,8 @@ def simulate_round(streams: list[tuple[np.ndarray, np.ndarray]], table: list[Op]
                    l1_bytes: int, l2_share_bytes: int, source: list[int] | None = None,
                    stands_for: list[tuple[int, int]] | None = None, sharing=None,
                    budget: int = DEFAULT_BUDGET, sampled: tuple[list, float] | None = None,
-                   generations: int = 1, wave: int = 0) -> RoundResult:
+                   generations: int = 1, wave: int = 0,
+                   taken: list[np.ndarray] | None = None) -> RoundResult:
     """Simulate one SM's round: per warp, the pcs it issued and the step of each.
 
     ``source[w]`` names the traced warp whose memory requests warp ``w`` makes (warps
@@ -791,12 +807,16 @@ def simulate_round(streams: list[tuple[np.ndarray, np.ndarray]], table: list[Op]
     many times: blocks then drift apart as they do over a launch of many waves, one's
     barrier tree overlapping another's loads, and the result's ``cycles`` is the steady
     time of a round (the mean spacing of the generations' ends past the first) and
-    ``lead`` what the first rounds take beyond it."""
+    ``lead`` what the first rounds take beyond it.
+
+    ``taken[w]`` lists the steps after which warp ``w`` went on elsewhere than where
+    they end: their branches were taken (:func:`kerncast.sim._predict.taken_steps`);
+    without it no branch is."""
     cut, scale = sampled or sample_streams(streams, budget)
     generations = generations if scale == 1.0 and sharing is not None else 1
     caches = SMCaches(l1_bytes, l2_share_bytes, warm=bool(sharing is not None and sharing.warm))
     sim = _Sim(table, nregs, cut, costs, machine, active_sms, warps_per_block, caches, source,
-               stands_for, sharing, generations, wave)
+               stands_for, sharing, generations, wave, taken)
     cycles = sim.run()
     pace = _paces(sim)
     lead = 0.0

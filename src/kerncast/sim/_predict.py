@@ -238,6 +238,9 @@ class _Round:
     stands_for: list[tuple[int, int]]
     total: int   # instructions of the whole round
     traced: int  # instructions whose memory accesses were recorded
+    #: per warp, the steps after which it went on elsewhere than where they end
+    #: (:func:`taken_steps`)
+    taken: list[np.ndarray] = field(default_factory=list)
     sampled: tuple[list, float] | None = None  # the streams simulated (sample_streams)
 
     def sample(self, table, budget: int,
@@ -363,6 +366,13 @@ def _chain_order(pcs, steps, starts, ends, offsets, seg_starts, seg_ends, seq) -
 GENERATIONS = 4
 
 
+def taken_steps(stream) -> np.ndarray:
+    """The steps of a warp's stream after which it went on elsewhere than where the
+    step's segment ends: the steps whose last instruction is a taken branch."""
+    start, end = np.asarray(stream.start, np.int64), np.asarray(stream.end, np.int64)
+    return np.asarray(stream.order, np.int64)[:-1][start[1:] != end[:-1]]
+
+
 def _round_streams(trace, blocks: list[int], sources: list[int], orders,
                    by_warp: dict | None = None) -> _Round:
     wpb = trace.warps_per_block
@@ -370,20 +380,22 @@ def _round_streams(trace, blocks: list[int], sources: list[int], orders,
     cutoff = getattr(trace, "memory_cutoff", None)
     streams, source, stands, total, traced = [], [], [], 0, 0
     expanded: dict[int, tuple] = {}
+    taken: list[np.ndarray] = []
     for block, src in zip(blocks, sources):
         for w in range(wpb):
             g = src * wpb + w
             if g not in by_warp:
                 continue
             if g not in expanded:
-                expanded[g] = _expand(by_warp[g], orders, cutoff)
-            pcs, steps, full = expanded[g]
+                expanded[g] = (*_expand(by_warp[g], orders, cutoff), taken_steps(by_warp[g]))
+            pcs, steps, full, after = expanded[g]
             streams.append((pcs, steps))
+            taken.append(after)
             source.append(g)
             stands.append((block, src))
             total += full
             traced += len(pcs)
-    return _Round(streams, source, stands, total, traced)
+    return _Round(streams, source, stands, total, traced, taken=taken)
 
 
 def _simulate(rnd: _Round, trace, table, nregs, machine, dev: Device, blocks_in_round: int,
@@ -395,7 +407,7 @@ def _simulate(rnd: _Round, trace, table, nregs, machine, dev: Device, blocks_in_
         l1_bytes=_l1_bytes(dev, shared_per_block * blocks_in_round),
         l2_share_bytes=int(dev.memory.l2_kib * 1024 / max(active, 1)),
         source=rnd.source, stands_for=rnd.stands_for, sharing=sharing, sampled=rnd.sampled,
-        generations=generations, wave=wave)
+        generations=generations, wave=wave, taken=rnd.taken)
     if rnd.traced and rnd.total > rnd.traced:
         factor = rnd.total / rnd.traced
         result.cycles *= factor
@@ -519,7 +531,8 @@ def collector_paused() -> Iterator[None]:
     the trace's records), and every so many the collector walks every object the
     process holds: in a sweep, the kept modules, programs and traces of the other
     launches. The garbage a prediction leaves is young, so the first collection after
-    it frees it."""
+    it frees it; where other predictions still run, the young objects are collected as
+    it ends, so that predictions that overlap without end leave no garbage behind."""
     with _PAUSE:
         if _PAUSED[0] == 0:
             _PAUSED[1] = gc.isenabled()
@@ -530,8 +543,11 @@ def collector_paused() -> Iterator[None]:
     finally:
         with _PAUSE:
             _PAUSED[0] -= 1
-            if _PAUSED[0] == 0 and _PAUSED[1]:
-                gc.enable()
+            if _PAUSED[0] == 0:
+                if _PAUSED[1]:
+                    gc.enable()
+            elif _PAUSED[1]:
+                gc.collect(0)
 
 
 def predict_launch(kernel: Kernel, launch: Launch, device: str | Device, *,
