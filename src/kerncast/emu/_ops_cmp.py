@@ -23,15 +23,21 @@ _ORDERED = {"eq": np.equal, "lt": np.less, "le": np.less_equal, "gt": np.greater
 _UNSIGNED_ALIASES = {"lo": "lt", "ls": "le", "hi": "gt", "hs": "ge"}
 
 
-def compare(cmp: str, a, b, is_float: bool) -> np.ndarray:
-    """``a cmp b`` as PTX defines it (a and b already in the compare type)."""
+def _plain_compare(cmp: str, is_float: bool):
+    """The ufunc that is :func:`compare` for ``cmp``, where one is."""
     if not is_float:
         cmp = _UNSIGNED_ALIASES.get(cmp, cmp)
-        if cmp == "ne":
-            return np.not_equal(a, b)
-        return _ORDERED[cmp](a, b)
-    if cmp in _ORDERED:
-        return _ORDERED[cmp](a, b)
+        return np.not_equal if cmp == "ne" else _ORDERED.get(cmp)
+    return _ORDERED.get(cmp)
+
+
+def compare(cmp: str, a, b, is_float: bool) -> np.ndarray:
+    """``a cmp b`` as PTX defines it (a and b already in the compare type)."""
+    plain = _plain_compare(cmp, is_float)
+    if plain is not None:
+        return plain(a, b)
+    if not is_float:
+        raise KeyError(cmp)  # no integer compare of that name
     if cmp == "ne":
         return np.less(a, b) | np.greater(a, b)
     nan = np.isnan(a) | np.isnan(b)
@@ -43,14 +49,6 @@ def compare(cmp: str, a, b, is_float: bool) -> np.ndarray:
     if base == "ne":
         return np.not_equal(a, b)
     return _ORDERED[base](a, b) | nan
-
-
-def _plain_compare(cmp: str, is_float: bool):
-    """The ufunc that is :func:`compare` for ``cmp``, where one is."""
-    if not is_float:
-        cmp = _UNSIGNED_ALIASES.get(cmp, cmp)
-        return np.not_equal if cmp == "ne" else _ORDERED.get(cmp)
-    return _ORDERED.get(cmp)
 
 
 def _operand_type(ins: Instruction) -> tuple[str, bool]:
