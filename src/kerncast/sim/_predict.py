@@ -200,10 +200,9 @@ def _issued(trace, orders: dict) -> np.ndarray:
     for stream in trace.streams().values() if chains else ():
         starts, ends = np.asarray(stream.start, np.int64), np.asarray(stream.end, np.int64)
         for seg_starts, seg_ends, _, regions in chains:
-            for _, _, present in _chain_runs(starts, ends, seg_starts, seg_ends, regions):
-                for c in range(len(seg_starts)):
-                    if c not in present:
-                        counts[seg_starts[c]:seg_ends[c]] += 1
+            _, _, present = _chain_runs(starts, ends, seg_starts, seg_ends, regions)
+            for c, absent in enumerate((present < 0).sum(axis=0).tolist()):
+                counts[seg_starts[c]:seg_ends[c]] += absent
     return counts
 
 
@@ -299,42 +298,44 @@ def _predicated_runs(steps, starts, ends, offsets, seg_starts, seg_ends, seq,
     that remain still issue together). The skipped regions' instructions get step -1
     (no memory request). Returns each such run: (its first and end positions in the
     warp's stream, the pcs and steps it issues instead)."""
-    n_chain = len(seg_starts)
     seq = np.asarray(seq, np.int64)
     seg_of = np.searchsorted(np.asarray(seg_starts, np.int64), seq, side="right") - 1
-    pieces = []  # (first position, end position, pcs, steps) of each rewritten run
-    for j, k, present in _chain_runs(starts, ends, seg_starts, seg_ends, regions):
-        step_of = np.array([steps[offsets[present[i]]] if i in present else -1
-                            for i in range(n_chain)], np.int64)
-        end = int(offsets[k - 1] + ends[k - 1] - starts[k - 1])
-        pieces.append((int(offsets[j]), end, seq, step_of[seg_of]))
-    return pieces
+    first, last, present = _chain_runs(starts, ends, seg_starts, seg_ends, regions)
+    if not len(first):
+        return []
+    # per run, the step of each chain segment it ran (-1 for a region it branched over)
+    step_of = np.where(present >= 0, steps[offsets[np.maximum(present, 0)]], -1)[:, seg_of]
+    ends_at = offsets[last - 1] + ends[last - 1] - starts[last - 1]
+    return [(at, end, seq, run_steps) for at, end, run_steps
+            in zip(offsets[first].tolist(), ends_at.tolist(), step_of)]
 
 
 def _chain_runs(starts, ends, seg_starts, seg_ends, regions
-                ) -> list[tuple[int, int, dict[int, int]]]:
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Where a warp ran a chain but branched over some of its guarded ``regions``: per
     such run, the first and one past the last of its segment executions, and the
-    execution of each segment of the chain it ran (by the segment's place in the chain)."""
-    skippable, n_chain = set(regions), len(seg_starts)
-    whole = np.zeros(len(starts), bool)
+    execution of each segment of the chain it ran (by the segment's place in the chain;
+    -1 where it branched over the segment): three arrays, the last of shape (runs,
+    segments of the chain). A run takes each segment where the warp's next execution is
+    that segment, else branches over it where it is a region, else is no run of this
+    chain."""
+    n = len(starts)
+    whole = np.zeros(n, bool)
     hit = _chain_hits(starts, ends, seg_starts, seg_ends)
     whole[:len(hit)] = hit
-    begins = (starts == seg_starts[0]) & (ends == seg_ends[0]) & ~whole
-    runs = []
-    for j in np.flatnonzero(begins).tolist():
-        c, k, present = 0, j, {}
-        while c < n_chain:
-            if k < len(starts) and starts[k] == seg_starts[c] and ends[k] == seg_ends[c]:
-                present[c] = k
-                c, k = c + 1, k + 1
-            elif c in skippable:
-                c += 1
-            else:
-                break
-        if c == n_chain:  # else not this chain
-            runs.append((j, k, present))
-    return runs
+    first = np.flatnonzero((starts == seg_starts[0]) & (ends == seg_ends[0]) & ~whole)
+    at = first.copy()  # each candidate run's next execution
+    alive = np.ones(len(first), bool)
+    present = np.full((len(first), len(seg_starts)), -1, np.int64)
+    skippable = set(regions)
+    for c, (s0, e0) in enumerate(zip(seg_starts, seg_ends)):
+        inside = np.minimum(at, n - 1)
+        took = alive & (at < n) & (starts[inside] == s0) & (ends[inside] == e0)
+        present[took, c] = at[took]
+        at += took
+        if c not in skippable:
+            alive &= took
+    return first[alive], at[alive], present[alive]
 
 
 def _chain_hits(starts, ends, seg_starts, seg_ends) -> np.ndarray:
