@@ -205,3 +205,25 @@ def test_rows_are_predicted_a_chunk_at_a_time_after_their_binaries(monkeypatch):
     assert chunks == [2, 1]
     model.predict(_data(rows))
     assert chunks == [2, 1, 0, 0]  # rows in the memo need no binaries
+
+
+def test_rows_of_one_launch_at_other_sm_counts_predict_the_same_launch_object(monkeypatch):
+    from kerncast.models import _static
+
+    launches = []
+
+    def noting(source, launch, *args, **kwargs):
+        launches.append(launch)
+        return predict_launch(source, launch, *args, **kwargs)
+
+    monkeypatch.setattr("kerncast.sim.predict_launch", noting)
+    monkeypatch.setattr(_static, "_MEMO", type(_static._MEMO)())
+    monkeypatch.setattr(_static, "_LAUNCHES", type(_static._LAUNCHES)())
+    monkeypatch.setattr(_static, "LAUNCHES_KEPT", 1)
+    rows = [{**_row("copy_vector", "small", {}), "sm_count": n} for n in (132, 16)]
+    rows.append(_row("copy_vector", "medium", {}))
+    rows.append({**_row("copy_vector", "small", {}), "sm_count": 8})
+    StaticSimulator().fit(_data(rows)).predict(_data(rows))
+    assert launches[0] is launches[1] and launches[2] is not launches[0]
+    # only the most recent launch is kept: the first, asked again, is built again
+    assert launches[3] is not launches[0] and launches[3].size == "small"

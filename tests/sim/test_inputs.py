@@ -155,3 +155,22 @@ def test_a_data_independent_kernel_runs_on_zeros_whatever_data_its_arrays_hold()
     assert values[0].shape == (4096,) and values[0].flags.writeable and not values[0].any()
     assert not np.shares_memory(values[0], data)
     assert np.array_equal(launch.materialise(generate=False)[0], data)
+
+
+def test_values_are_repeatable_only_where_a_generator_draws_them_afresh(tmp_path):
+    from kerncast.core import Array, Launch, Scalar
+    from kerncast.sim._inputs import values_repeatable
+
+    def launch(*arrays):
+        return Launch(grid=(1, 1, 1), block=(32, 1, 1), args=(*arrays, Scalar(3, np.int32)))
+
+    drawn = Array(np.float32, (8,), generator="uniform(0, 1)")
+    assert values_repeatable(launch(drawn, Array(np.float32, (8,))))
+    # a caller's array may change between predictions, and so may a file
+    assert not values_repeatable(launch(drawn, Array.of(np.zeros(8, np.float32))))
+    np.save(tmp_path / "x.npy", np.zeros(8, np.float32))
+    assert not values_repeatable(launch(Array(np.float32, (8,),
+                                              generator=f"npy({tmp_path / 'x.npy'})")))
+    # a corpus launch draws every input from its application's generator
+    kernel = get_kernel("bfs_queue_expand")
+    assert values_repeatable(kernel.instance(kernel.launch("small"))[1])

@@ -593,3 +593,30 @@ def test_the_collector_is_paused_while_predictions_run_and_restored_after():
     with pytest.raises(RuntimeError), collector_paused():
         raise RuntimeError("a failed prediction")
     assert gc.isenabled()
+
+
+def test_a_data_dependent_launch_predicted_again_is_emulated_again_only_for_a_callers_data(
+        monkeypatch):
+    import numpy as np
+
+    from kerncast.core import Array
+
+    calls = []
+    real = kerncast.emu.emulate
+    monkeypatch.setattr(kerncast.emu, "emulate",
+                        lambda *a, **k: calls.append(a[3]) or real(*a, **k))
+    kernel = get_kernel("bfs_queue_expand")
+    source, launch = kernel.instance(kernel.launch("small"))
+    first = predict_launch(source, launch, "h100")
+    emulated = len(calls)
+    # its inputs are generated, the same each time: its emulations are kept
+    fewer = predict_launch(source, launch, "h100", sm_count=32)
+    assert len(calls) == emulated and fewer.seconds >= first.seconds
+    # the same values held as a caller's arrays, which the caller may change: run again
+    values = launch.materialise(generate=True)
+    held = dataclasses.replace(launch, args=tuple(
+        Array.of(np.array(v)) if isinstance(a, Array) else a
+        for a, v in zip(launch.args, values)))
+    assert predict_launch(source, held, "h100").seconds == first.seconds
+    assert predict_launch(source, held, "h100").seconds == first.seconds
+    assert len(calls) == 3 * emulated

@@ -34,6 +34,12 @@ __all__ = ["MEMO_SIZE", "StaticSimulator", "build_warnings", "interval"]
 #: every model of an evaluation that includes it) is answered from here.
 MEMO_SIZE = 4096
 _MEMO: OrderedDict[tuple, Prediction] = OrderedDict()
+#: How many corpus launches a process keeps built, by what they are built from: the rows
+#: that measured one launch at several SM counts or on several devices predict the same
+#: :class:`~kerncast.core.Launch` object, whose emulations the simulator keeps
+#: (:func:`kerncast.sim._predict.emulations_of`) and so runs once for all of them.
+LAUNCHES_KEPT = 8
+_LAUNCHES: OrderedDict[tuple, tuple[Kernel, Any]] = OrderedDict()
 
 
 @register
@@ -99,9 +105,7 @@ class StaticSimulator(Predictor):
         from kerncast.sim import predict_launch  # noqa: PLC0415 (on use: the simulator is heavy)
 
         try:
-            kernel, config = corpus_launch(row)
-            source, launch = kernel.instance(config, str(row.get("language") or "cuda"),
-                                             self.seed)
+            source, launch = self._launch(row)
             result = predict_launch(source, launch, str(row["device"]),
                                     sm_count=int(row["sm_count"]) if row.get("sm_count") else None,
                                     **self._budget())
@@ -109,6 +113,22 @@ class StaticSimulator(Predictor):
             return Prediction(float("nan"), self.name, based_on={"error": str(exc)})
         return Prediction(result.seconds, self.name, breakdown=result.breakdown,
                           bottleneck=result.bottleneck, based_on=result.based_on)
+
+    def _launch(self, row) -> tuple[Kernel, Any]:
+        """The source and launch a row measured, the same objects for every row that
+        measured that launch (at any SM count, on any device)."""
+        language = str(row.get("language") or "cuda")
+        key = (str(row["kernel"]), str(row["size"]), str(row.get("tunables")),
+               str(row.get("config")), language, self.seed)
+        built = _LAUNCHES.get(key)
+        if built is None:
+            kernel, config = corpus_launch(row)
+            _LAUNCHES[key] = built = kernel.instance(config, language, self.seed)
+            while len(_LAUNCHES) > LAUNCHES_KEPT:
+                _LAUNCHES.popitem(last=False)
+        else:
+            _LAUNCHES.move_to_end(key)
+        return built
 
     def explain_launch(self, kernel: Any, launch: Any, inputs: LaunchInputs) -> Prediction:
         """The launch compiled, emulated and simulated (:func:`kerncast.sim.predict_launch`);

@@ -16,7 +16,7 @@ emulated on their real inputs: the arrays' data, or their generators' values.
 from __future__ import annotations
 
 from kerncast._errors import InputError
-from kerncast.core import Launch
+from kerncast.core import Array, Generator, Launch
 from kerncast.ptx import Address, read_registers, written_registers
 
 __all__ = ["data_dependent", "emulation_args"]
@@ -73,6 +73,15 @@ def data_dependent(program) -> bool:
         if instr.opcode == "brx" and any(frame.reg(r) in tainted for r in read_registers(instr)):
             return True
     return False
+
+
+def values_repeatable(launch: Launch) -> bool:
+    """Whether every array of ``launch`` gets the same values each time it is emulated:
+    drawn by a generator from the launch's seed, none holding a caller's data (which the
+    caller may change between predictions) or read from a file (which may change)."""
+    return all(arg.data is None and not (isinstance(arg.generator, Generator)
+                                         and arg.generator.name == "npy")
+               for arg in launch.args if isinstance(arg, Array))
 
 
 def emulation_args(launch: Launch, program) -> tuple[list, str]:

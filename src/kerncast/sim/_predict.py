@@ -56,7 +56,7 @@ import numpy as np
 from kerncast._errors import InputError, KerncastError, ToolchainError
 from kerncast.core import Kernel, Launch
 from kerncast.devices import Device, get_device, occupancy
-from kerncast.sim._inputs import data_dependent, emulation_args
+from kerncast.sim._inputs import data_dependent, emulation_args, values_repeatable
 from kerncast.sim._machine import Machine, machine_for
 from kerncast.sim._memory import request_costs, static_vectors
 from kerncast.sim._pipeline import (DEFAULT_BUDGET, RoundResult, build_table, constant_replays,
@@ -452,9 +452,10 @@ def _peek_steps(result, emulated: int, probes: int) -> int:
 
 @dataclass
 class Emulations:
-    """The emulations of one launch whose trace does not depend on its data, by blocks and
-    options: predicted again (each fix of a what-if, another SM count), it runs the same
-    blocks the same way, so they are not emulated again. The launch (held weakly: its
+    """The emulations of one launch whose trace does not depend on its data, or whose data
+    are the same each time (:func:`~kerncast.sim._inputs.values_repeatable`), by blocks
+    and options: predicted again (each fix of a what-if, another SM count), it runs the
+    same blocks the same way, so they are not emulated again. The launch (held weakly: its
     arrays are the caller's) and the module are compared by identity: a launch changed or
     rebuilt is another launch."""
 
@@ -622,7 +623,9 @@ def _predict_launch(kernel: Kernel, launch: Launch, device: str | Device, jobs: 
         progress(f"generating the inputs of {kernel.name}{at} (its trace depends on their "
                  "values)")
     values, inputs = emulation_args(launch, program)  # ours to write
-    memo = None if dependent else emulations_of(launch, module, compiled.entry, res.registers)
+    # a trace that depends on the values is the same again only where the values are
+    memo = None if dependent and not values_repeatable(launch) else \
+        emulations_of(launch, module, compiled.entry, res.registers)
 
     def run(chosen: list[int], **options: Any) -> Any:  # these blocks, as timing traces need
         key = (tuple(chosen), tuple(sorted(options.items())))
