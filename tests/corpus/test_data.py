@@ -152,3 +152,21 @@ def test_outputs_are_compared_as_isclose_compares_them_a_chunk_at_a_time(monkeyp
     isclose = np.isclose(got.astype(np.float64), want.astype(np.float64), rtol=1e-4, atol=1e-6)
     bad = _data._not_close(got, want, 1e-4, 1e-6)
     assert np.array_equal(bad, ~isclose) and 0 < bad.sum() < bad.size
+
+
+def test_the_last_problem_is_let_go_before_the_next_is_generated(monkeypatch):
+    from kerncast.corpus import module_of
+
+    kernel = get_kernel("nearest_distance")
+    monkeypatch.setattr(CorpusInputs, "_kept", [])
+    kept_while_generating = []
+    generate = module_of(kernel).inputs
+
+    def noting(name, params, rng):
+        kept_while_generating.append(len(CorpusInputs._kept))
+        return generate(name, params, rng)
+
+    monkeypatch.setattr(module_of(kernel), "inputs", noting)
+    _draw(kernel, kernel.launch("small"))
+    _draw(kernel, kernel.launch("medium"))
+    assert kept_while_generating == [0, 0] and len(CorpusInputs._kept) == 1

@@ -599,6 +599,7 @@ def test_a_data_dependent_launch_predicted_again_is_emulated_again_only_for_a_ca
         monkeypatch):
     import numpy as np
 
+    import kerncast.sim._predict as sim_predict
     from kerncast.core import Array
 
     calls = []
@@ -620,3 +621,5 @@ def test_a_data_dependent_launch_predicted_again_is_emulated_again_only_for_a_ca
     assert predict_launch(source, held, "h100").seconds == first.seconds
     assert predict_launch(source, held, "h100").seconds == first.seconds
     assert len(calls) == 3 * emulated
+    # and nothing is kept for it: the generated launch's emulations were let go
+    assert sim_predict._EMULATIONS == []

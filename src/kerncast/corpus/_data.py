@@ -267,6 +267,7 @@ class CorpusInputs:
         for kept in self._kept:
             if kept.serves(kernel, sizes, params):
                 return kept.args
+        self._kept.clear()  # the last problem's inputs go before the next are made
         reads = _Reads(params)
         args = make_args(self.kernel, self.config, seed=self.seed, poison_outputs=False,
                          params=reads)

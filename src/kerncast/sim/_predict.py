@@ -484,6 +484,16 @@ def emulations_of(launch: Launch, module: Any, entry: str, registers: int) -> Em
     return record
 
 
+def _memo(launch: Launch, module: Any, entry: str, registers: int,
+          dependent: bool) -> Emulations | None:
+    """The kept emulations of ``launch`` (:func:`emulations_of`); None, with none kept,
+    where its trace depends on values that may differ next time (a caller's arrays)."""
+    if dependent and not values_repeatable(launch):
+        _EMULATIONS.clear()
+        return None
+    return emulations_of(launch, module, entry, registers)
+
+
 def short_blocks(run: Callable[[list[int], int], list[int]], blocks: int,
                  steps_per_block: float) -> list[int]:
     """Blocks across the grid (at 1/4, 1/2 and 3/4 of it) that finish within
@@ -622,10 +632,10 @@ def _predict_launch(kernel: Kernel, launch: Launch, device: str | Device, jobs: 
         at = f" at size {launch.size}" if launch.size else ""
         progress(f"generating the inputs of {kernel.name}{at} (its trace depends on their "
                  "values)")
+    # before the inputs are generated: another launch's kept emulations (and the inputs
+    # they hold) are let go first
+    memo = _memo(launch, module, compiled.entry, res.registers, dependent)
     values, inputs = emulation_args(launch, program)  # ours to write
-    # a trace that depends on the values is the same again only where the values are
-    memo = None if dependent and not values_repeatable(launch) else \
-        emulations_of(launch, module, compiled.entry, res.registers)
 
     def run(chosen: list[int], **options: Any) -> Any:  # these blocks, as timing traces need
         key = (tuple(chosen), tuple(sorted(options.items())))
