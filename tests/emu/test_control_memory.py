@@ -217,3 +217,39 @@ def test_inputs_are_never_modified(mod):
     r = run(mod, "if_else", ((1,), (128,)), [x, out])
     assert (out == before).all()
     assert (r.outputs["if_else_param_1"] != before).any()
+
+
+def test_a_large_buffer_written_is_copied_only_where_the_blocks_reach(mod, monkeypatch):
+    from kerncast.emu import _memory
+
+    x = RNG.integers(0, 100, 256).astype(np.int32)
+    out = np.full(1 << 20, -5, np.int32)  # 4 MiB, 64 chunks of 64 KiB
+    whole = run(mod, "if_else", ((2,), (128,)), [x, out]).outputs["if_else_param_1"]
+    monkeypatch.setattr(_memory, "PARTIAL_BYTES", 1 << 20)
+    r = run(mod, "if_else", ((2,), (128,)), [x, out])
+    store = r._regions["if_else_param_1"].store
+    assert store.filled is not None and store.filled.tolist() == [True] + [False] * 63
+    # the outputs hold every byte: the chunks the blocks reached and the rest, unchanged
+    got = r.outputs["if_else_param_1"]
+    assert store.filled is None and (got == whole).all() and (got[512:] == -5).all()
+    assert (out == -5).all()  # the caller's array is never written
+
+
+def test_a_partly_copied_store_copies_the_chunks_an_access_reaches(monkeypatch):
+    from kerncast.emu import _memory
+    from kerncast.emu._memory import CHUNK_SHIFT, Store
+
+    monkeypatch.setattr(_memory, "PARTIAL_BYTES", 1 << CHUNK_SHIFT)
+    source = np.arange(4 << CHUNK_SHIFT, dtype=np.uint8)
+    source.flags.writeable = False
+    store = Store(source, writable=False)
+    store.make_writable()
+    assert not store.data.any()
+    # an 8-byte access that straddles chunks 1 and 2, and one in chunk 3
+    chunk = 1 << CHUNK_SHIFT
+    store.touch(np.array([2 * chunk - 4, 3 * chunk + 8], np.uint64), 8)
+    assert store.filled.tolist() == [False, True, True, True]
+    assert (store.data[chunk:] == source[chunk:]).all() and not store.data[:chunk].any()
+    store.data[chunk] = 7  # written, then completed: the write stays
+    store.complete()
+    assert store.data[chunk] == 7 and (store.data[:chunk] == source[:chunk]).all()

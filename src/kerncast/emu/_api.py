@@ -80,7 +80,7 @@ class EmulationResult:
     @property
     def variables(self) -> dict[str, np.ndarray]:
         """Module ``.global`` variables after the run, as bytes."""
-        return {k: r.store.data[:r.nbytes].copy() for k, r in self._variables.items()}
+        return {k: r.raw().copy() for k, r in self._variables.items()}
 
     @property
     def ok(self) -> bool:

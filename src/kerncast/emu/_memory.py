@@ -14,7 +14,10 @@ routed by the window its address falls in (global where it falls in none).
 
 Every store is an array of bytes (padded to 16) with typed views made on demand.
 Buffers passed by the caller are used without a copy until the kernel first writes
-them (copy on write), so the caller's arrays are never modified.
+them (copy on write), so the caller's arrays are never modified. A buffer of at least
+:data:`PARTIAL_BYTES` is then copied a chunk at a time, each chunk as an access first
+touches it: an emulation of a few blocks that sorts or updates a buffer of gigabytes in
+place copies the chunks its blocks reach, not the buffer.
 """
 
 from __future__ import annotations
@@ -41,6 +44,10 @@ PARAM_FRAME_BASE = 1 << 24
 WINDOWS = {0x50: "shared", 0x51: "local", 0x52: "const", 0x53: "param"}
 _ALIGN = 256
 _MIN_GAP = 1 << 16
+#: a caller's buffer at least this large is copied on write a chunk at a time
+PARTIAL_BYTES = 16 << 20
+#: bytes of one such chunk: 2 ** CHUNK_SHIFT
+CHUNK_SHIFT = 16
 
 
 def _padded(nbytes: int) -> int:
@@ -48,12 +55,19 @@ def _padded(nbytes: int) -> int:
 
 
 class Store:
-    """Bytes of one memory object with cached typed views; copy on first write."""
+    """Bytes of one memory object with cached typed views; copy on first write.
 
-    __slots__ = ("data", "views", "writable")
+    A large store (:data:`PARTIAL_BYTES`) copied on write keeps the bytes it was made
+    from in ``source`` and which chunks it holds in ``filled``: every access to it must
+    first :meth:`touch` its offsets, and :meth:`complete` copies what is left (``filled``
+    is None once it holds every byte)."""
+
+    __slots__ = ("data", "views", "writable", "source", "filled")
 
     def __init__(self, data: np.ndarray, writable: bool) -> None:
         self.data, self.views, self.writable = data, {}, writable
+        self.source: np.ndarray | None = None
+        self.filled: np.ndarray | None = None
 
     @classmethod
     def zeros(cls, nbytes: int) -> Store:
@@ -82,10 +96,42 @@ class Store:
         return view
 
     def make_writable(self) -> None:
-        if not self.writable:
+        if self.writable:
+            return
+        if self.data.size >= PARTIAL_BYTES:
+            # the operating system gives the zeros' pages as chunks are written
+            self.source, self.data = self.data, np.zeros(self.data.size, np.uint8)
+            self.filled = np.zeros(-(-self.data.size >> CHUNK_SHIFT), bool)
+        else:
             self.data = self.data.copy()
-            self.views = {}
-            self.writable = True
+        self.views = {}
+        self.writable = True
+
+    def touch(self, off: np.ndarray, width: int) -> None:
+        """Copy in the chunks that ``width``-byte accesses at byte offsets ``off`` reach
+        and the store does not hold yet."""
+        filled = self.filled
+        if filled is None or not len(off):
+            return
+        lo, hi = int(off.min()) >> CHUNK_SHIFT, (int(off.max()) + width - 1) >> CHUNK_SHIFT
+        if filled[lo:hi + 1].all():
+            return
+        chunks = np.unique(np.concatenate([off >> np.uint64(CHUNK_SHIFT),
+                                           (off + np.uint64(width - 1)) >> np.uint64(CHUNK_SHIFT)]))
+        self._fill(chunks[~filled[chunks.astype(np.int64)]].astype(np.int64))
+
+    def complete(self) -> None:
+        """Copy in every chunk not held yet: the store then holds all its bytes."""
+        if self.filled is not None:
+            self._fill(np.flatnonzero(~self.filled))
+            self.source = self.filled = None
+
+    def _fill(self, chunks: np.ndarray) -> None:
+        assert self.source is not None and self.filled is not None
+        for c in chunks.tolist():
+            lo, hi = c << CHUNK_SHIFT, min((c + 1) << CHUNK_SHIFT, self.data.size)
+            self.data[lo:hi] = self.source[lo:hi]
+        self.filled[chunks] = True
 
 
 class Region:
@@ -103,9 +149,14 @@ class Region:
     def end(self) -> int:
         return self.base + self.nbytes
 
+    def raw(self) -> np.ndarray:
+        """The buffer's bytes (a view of the store, which first copies in all it lacks)."""
+        self.store.complete()
+        return self.store.data[:self.nbytes]
+
     def array(self) -> np.ndarray:
         """The buffer's contents in its own dtype and shape (a view of the store)."""
-        raw = self.store.data[:self.nbytes]
+        raw = self.raw()
         return raw.view(self.dtype).reshape(self.shape)
 
 
@@ -200,23 +251,17 @@ class GlobalMemory:
         if region is not None:
             off = addr - region.base64
             if _fits(off, width, region.limits[width]):
-                if write:
-                    region.store.make_writable()
-                return [(region.store, off, None)]
+                return [(_opened(region.store, off, width, write), off, None)]
             if int(off.max()) <= region.limits[width]:
                 check_aligned(off, width, sel, region.base, "global")
-                if write:
-                    region.store.make_writable()
-                return [(region.store, off, None)]
+                return [(_opened(region.store, off, width, write), off, None)]
         region = self.find(int(addr.min()))
         if region is not None:
             off = addr - region.base64
             if int(off.max()) <= region.limits[width]:
                 cache.region = region
                 check_aligned(off, width, sel, region.base, "global")
-                if write:
-                    region.store.make_writable()
-                return [(region.store, off, None)]
+                return [(_opened(region.store, off, width, write), off, None)]
         return self._scattered(addr, width, sel, write)
 
     def _scattered(self, addr: np.ndarray, width: int, sel, write: bool):
@@ -237,10 +282,18 @@ class GlobalMemory:
             region = self.regions[int(k)]
             part = off[positions].astype(np.uint64)
             check_aligned(part, width, sel, region.base, "global")
-            if write:
-                region.store.make_writable()
-            chunks.append((region.store, part, positions))
+            chunks.append((_opened(region.store, part, width, write), part, positions))
         return chunks
+
+
+def _opened(store: Store, off: np.ndarray, width: int, write: bool) -> Store:
+    """``store``, made writable for a write, holding the bytes ``width``-byte accesses at
+    ``off`` reach (see :meth:`Store.touch`)."""
+    if write:
+        store.make_writable()
+    if store.filled is not None:
+        store.touch(off, width)
+    return store
 
 
 class LaneSpace:
