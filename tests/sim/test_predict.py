@@ -507,16 +507,23 @@ def test_a_prediction_that_fails_leaves_no_tool_running_behind_it(monkeypatch):
     pool.shutdown()
 
 
-def test_a_launch_predicted_again_is_not_emulated_again(monkeypatch):
-    import kerncast.sim._predict as sim_predict
-
-    calls = []
+def _predicted_counting_emulations(monkeypatch, name: str, size: str):
+    """A corpus launch predicted once on the H100, every emulation noted from then on:
+    (the blocks of each emulation, the kernel, its source and launch, the prediction)."""
+    calls: list = []
     real = kerncast.emu.emulate
     monkeypatch.setattr(kerncast.emu, "emulate",
                         lambda *a, **k: calls.append(a[3]) or real(*a, **k))
-    kernel = get_kernel("copy_vector")
-    source, launch = kernel.instance(kernel.launch("medium"))
-    first = predict_launch(source, launch, "h100")
+    kernel = get_kernel(name)
+    source, launch = kernel.instance(kernel.launch(size))
+    return calls, kernel, source, launch, predict_launch(source, launch, "h100")
+
+
+def test_a_launch_predicted_again_is_not_emulated_again(monkeypatch):
+    import kerncast.sim._predict as sim_predict
+
+    calls, kernel, source, launch, first = _predicted_counting_emulations(
+        monkeypatch, "copy_vector", "medium")
     emulated = len(calls)
     assert emulated >= 2  # the traced blocks, the check for short blocks, the probes
     fewer = predict_launch(source, launch, "h100", sm_count=32)
@@ -602,13 +609,8 @@ def test_a_data_dependent_launch_predicted_again_is_emulated_again_only_for_a_ca
     import kerncast.sim._predict as sim_predict
     from kerncast.core import Array
 
-    calls = []
-    real = kerncast.emu.emulate
-    monkeypatch.setattr(kerncast.emu, "emulate",
-                        lambda *a, **k: calls.append(a[3]) or real(*a, **k))
-    kernel = get_kernel("bfs_queue_expand")
-    source, launch = kernel.instance(kernel.launch("small"))
-    first = predict_launch(source, launch, "h100")
+    calls, _, source, launch, first = _predicted_counting_emulations(
+        monkeypatch, "bfs_queue_expand", "small")
     emulated = len(calls)
     # its inputs are generated, the same each time: its emulations are kept
     fewer = predict_launch(source, launch, "h100", sm_count=32)
