@@ -116,9 +116,10 @@ class Store:
         lo, hi = int(off.min()) >> CHUNK_SHIFT, (int(off.max()) + width - 1) >> CHUNK_SHIFT
         if filled[lo:hi + 1].all():
             return
-        chunks = np.unique(np.concatenate([off >> np.uint64(CHUNK_SHIFT),
-                                           (off + np.uint64(width - 1)) >> np.uint64(CHUNK_SHIFT)]))
-        self._fill(chunks[~filled[chunks.astype(np.int64)]].astype(np.int64))
+        shift = np.uint64(CHUNK_SHIFT)
+        chunks = np.unique(np.concatenate([off >> shift, (off + np.uint64(width - 1)) >> shift]))
+        chunks = chunks.astype(np.int64)
+        self._fill(chunks[~filled[chunks]])
 
     def complete(self) -> None:
         """Copy in every chunk not held yet: the store then holds all its bytes."""

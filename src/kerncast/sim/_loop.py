@@ -846,13 +846,9 @@ def run_round(scratch, o_kind, o_late, o_pipe, o_issue, o_slots, o_lat, o_shadow
             done = now + o_lat[pc]
             for j in range(dst_ptr[pc], dst_ptr[pc + 1]):
                 ready[w, dst_idx[j]] = done
-            if s_redirect[base + i] > 0.0:
-                # a taken branch: the warp's next instruction waits for the target's fetch
-                _replace(ht, hw, hn, s, now + s_redirect[base + i], w)
-                t = ht[s, 0]
-                first[s] = t if t > sched_free[s] else sched_free[s]
-                continue
-        _replace(ht, hw, hn, s, now + 1.0, w)
+        # the next cycle, or past a taken branch the fetch of its target
+        redirect = s_redirect[base + i]
+        _replace(ht, hw, hn, s, now + (redirect if redirect > 0.0 else 1.0), w)
         t = ht[s, 0]
         first[s] = t if t > sched_free[s] else sched_free[s]
     totals[1] = issued

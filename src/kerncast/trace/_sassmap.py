@@ -228,10 +228,9 @@ class _Steps:
     loop's trip count reads them: built once per mapping, not once per loop."""
 
     def __init__(self, trace) -> None:
-        step = np.repeat(np.arange(len(trace.step_pc0)), np.diff(trace.step_offsets))
         order = trace.warp_order
         warps = trace.step_warps[order]
-        step = step[order]
+        step = trace.row_steps[order]
         self.pc0, self.pc1 = trace.step_pc0[step], trace.step_pc1[step]
         #: where each warp's steps begin
         self.first = np.ones(len(warps), bool)

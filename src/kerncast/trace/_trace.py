@@ -276,8 +276,13 @@ class Trace:
         return dict(self._streams)
 
     @cached_property
+    def row_steps(self) -> np.ndarray:
+        """The step each row of ``step_warps`` belongs to."""
+        return np.repeat(np.arange(len(self.step_pc0)), np.diff(self.step_offsets))
+
+    @cached_property
     def _streams(self) -> dict[int, WarpStream]:
-        step = np.repeat(np.arange(len(self.step_pc0)), np.diff(self.step_offsets))
+        step = self.row_steps
         order = self.warp_order
         warps = self.step_warps[order]
         bounds = np.flatnonzero(np.diff(warps)) + 1
