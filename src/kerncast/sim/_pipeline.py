@@ -71,7 +71,8 @@ from kerncast.sim._memory import RequestCosts, SMCaches, vector_carrier
 from kerncast.trace import KINDS, SPACES
 
 __all__ = ["FP64_SHADOW", "RoundResult", "build_table", "constant_replays", "memory_keys",
-           "sample_streams", "segment_orders", "shadow_cycles", "simulate_round"]
+           "rotate_streams", "sample_streams", "segment_orders", "shadow_cycles",
+           "simulate_round"]
 
 _MEM_CLASSES = {
     InstrClass.LD_GLOBAL, InstrClass.ST_GLOBAL, InstrClass.LD_SHARED, InstrClass.ST_SHARED,
@@ -749,9 +750,48 @@ def _windows(pcs: np.ndarray, steps: np.ndarray, fraction: float,
     return pcs[take].tolist(), steps[take].tolist()
 
 
+def _phase_cuts(warps: list[tuple[np.ndarray, np.ndarray]], phase: float,
+                barrier: np.ndarray) -> list[int]:
+    """Where each warp of one block starts when the block is ``phase`` (0 to 1) into
+    its code: that share of each warp's stream, or where the block's barriers are
+    (``barrier`` marks their pcs) past that share of them, so that its warps still meet
+    at every barrier. A block whose warps pass different numbers of barriers starts at
+    the beginning."""
+    at = [np.flatnonzero(barrier[pcs]) for pcs, _ in warps]
+    counts = {len(a) for a in at}
+    if len(counts) > 1:
+        return [0] * len(warps)
+    if counts == {0}:
+        return [int(phase * len(pcs)) for pcs, _ in warps]
+    passed = int(phase * (len(at[0]) + 1))
+    return [0 if passed == 0 else int(a[passed - 1]) + 1 for a in at]
+
+
+def rotate_streams(streams: list[tuple[np.ndarray, np.ndarray]], warps_per_block: int,
+                   table: list[Op]) -> list[tuple[list, list]]:
+    """The streams of a round simulated whole, each block's at a phase of its own (block
+    ``b`` of ``B`` at ``b / B`` of its code, :func:`_phase_cuts`), wrapping round to its
+    start: in a launch of many waves the resident blocks have drifted apart, each at
+    another point of the code, where blocks started together would load together,
+    compute together and meet their barriers together round after round (a
+    deterministic simulation never lets identical blocks drift). Every warp still issues
+    its whole stream."""
+    barrier = np.array([op.kind == K_BAR for op in table], bool)
+    blocks = -(-len(streams) // warps_per_block)
+    out = []
+    for b in range(blocks):
+        warps = [(np.asarray(p, np.int64), np.asarray(s, np.int64))
+                 for p, s in streams[b * warps_per_block:(b + 1) * warps_per_block]]
+        for (pcs, steps), k in zip(warps, _phase_cuts(warps, b / blocks, barrier)):
+            out.append((np.concatenate([pcs[k:], pcs[:k]]).tolist(),
+                        np.concatenate([steps[k:], steps[:k]]).tolist()))
+    return out
+
+
 def sample_streams(streams: list[tuple[np.ndarray, np.ndarray]],
                    budget: int = DEFAULT_BUDGET,
-                   warps_per_block: int | None = None) -> tuple[list, float]:
+                   warps_per_block: int | None = None,
+                   table: list[Op] | None = None) -> tuple[list, float]:
     """The streams to simulate (sampled in windows when longer than ``budget`` in all)
     and the factor that scales their time to the whole streams.
 
@@ -759,9 +799,12 @@ def sample_streams(streams: list[tuple[np.ndarray, np.ndarray]],
     spacing between windows (block ``b`` of ``B`` at ``b / B`` of it; a block's warps
     alike): over a launch of many waves the resident blocks drift apart and are not at
     the same point of their code at once, as blocks that would all start together in
-    the sample would be."""
+    the sample would be. Streams simulated whole are then rotated to such phases
+    (:func:`rotate_streams`, which needs the program's ``table``)."""
     total = sum(len(p) for p, _ in streams)
     if total <= budget:
+        if warps_per_block and table is not None:
+            return rotate_streams(streams, warps_per_block, table), 1.0
         return [(p.tolist(), s.tolist()) for p, s in streams], 1.0
     fraction = budget / total
     wpb = warps_per_block or len(streams)

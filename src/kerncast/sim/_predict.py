@@ -246,7 +246,7 @@ class _Round:
                warps_per_block: int | None) -> tuple[np.ndarray, ...]:
         """Choose the streams to simulate within ``budget``; the memory requests they make
         (their keys' three columns, :func:`memory_keys`)."""
-        self.sampled = sample_streams(self.streams, budget, warps_per_block)
+        self.sampled = sample_streams(self.streams, budget, warps_per_block, table)
         return memory_keys(self.sampled[0], self.source, table)
 
 
