@@ -21,7 +21,7 @@ from kerncast.sim._machine import PIPES
 from kerncast.sim._memory import RequestCost
 from kerncast.sim._pipeline import (BRANCH_PREDICATE_CYCLES, FP64_SHADOW, K_ALU, K_BAR, K_MEM,
                                     TAKEN_BRANCH_CYCLES, WINDOWS, Op, _Dram, build_table,
-                                    sample_streams, simulate_round)
+                                    rotate_streams, sample_streams, simulate_round)
 from kerncast.trace import KINDS, SPACES
 
 LOAD, STORE = KINDS.index("load"), KINDS.index("store")
@@ -737,6 +737,79 @@ def test_a_long_round_is_sampled_in_windows_at_each_blocks_own_phase():
     for pcs, _ in drifted:  # every window whole and inside the stream
         assert len(pcs) == WINDOWS * width and max(pcs) < n
 
+
+
+def test_a_whole_round_starts_each_block_at_its_own_phase(machine):
+    n, wpb, blocks = 100, 2, 4
+    table = [_alu(machine)] * n
+    streams = [(np.arange(n, dtype=np.int64), np.arange(n, dtype=np.int64))] * (wpb * blocks)
+    together, scale = sample_streams(streams, 10 * n * wpb * blocks)
+    drifted, scale_drifted = sample_streams(streams, 10 * n * wpb * blocks,
+                                            warps_per_block=wpb, table=table)
+    assert scale == scale_drifted == 1.0
+    assert all(pcs[0] == 0 for pcs, _ in together)
+    firsts = [pcs[0] for pcs, _ in drifted]
+    assert firsts == [b * n // blocks for b in range(blocks) for _ in range(wpb)]
+    for pcs, steps in drifted:  # the whole stream, wrapped round, steps with their pcs
+        assert sorted(pcs) == list(range(n)) and pcs == steps
+        assert pcs == pcs[:1] + [(pcs[0] + i) % n for i in range(1, n)]
+
+
+def test_a_rotated_block_starts_past_a_barrier_all_its_warps_passed(machine):
+    table = [_alu(machine), _bar()]
+    # warps of one block issue their barriers at different positions
+    short = np.array([0, 1, 0, 1, 0, 1, 0], np.int64)
+    long = np.array([0, 0, 0, 1, 0, 1, 0, 0, 1, 0], np.int64)
+    streams = [(p, np.arange(len(p), dtype=np.int64)) for p in (short, long)] * 4
+    out = rotate_streams(streams, 2, table)
+    # block b of 4 starts past int(b / 4 * 4) of its 3 barriers
+    for b, passed in enumerate([0, 1, 2, 3]):
+        for w, pcs in ((2 * b, short), (2 * b + 1, long)):
+            cut = 0 if passed == 0 else int(np.flatnonzero(pcs == 1)[passed - 1]) + 1
+            assert out[w][0] == np.concatenate([pcs[cut:], pcs[:cut]]).tolist()
+    # warps that pass different numbers of barriers keep their block at its start
+    uneven = [(short, np.arange(7, dtype=np.int64)), (long[:4], np.arange(4, dtype=np.int64))]
+    assert rotate_streams(uneven * 2, 2, table)[2:] == [(p.tolist(), s.tolist())
+                                                      for p, s in uneven]
+
+
+def _phased_round(machine, rotated: bool):
+    """Four blocks of two warps, each six times: 16 DRAM loads, a barrier, 16 shared-memory
+    loads of eight wavefronts on the last load's value, a barrier."""
+    loads, taps, reps, blocks, wpb = 16, 16, 6, 4, 2
+    table = ([_mem(dsts=(i,)) for i in range(loads)] + [_bar()]
+             + [_mem(srcs=(loads - 1,), dsts=(loads,)), _bar()])
+    one = list(range(loads)) + [loads] + [loads + 1] * taps + [loads + 2]
+    pcs = np.array(one * reps, np.int64)
+    steps = np.repeat(np.arange(reps, dtype=np.int64), len(one))
+    warps = blocks * wpb
+    costs = {}
+    for w in range(warps):
+        for r in range(reps):
+            for i in range(loads):
+                first = 4 * ((w * reps + r) * loads + i)
+                costs[(w, r, i)] = RequestCost(LOAD, GLOBAL, tuple(range(first, first + 4)),
+                                               1, 1, 1.0)
+            costs[(w, r, loads + 1)] = RequestCost(LOAD, SPACES.index("shared"), (), 1, 8, 0.0)
+    streams = [(pcs, steps)] * warps
+    sampled = sample_streams(streams, 10 ** 6, warps_per_block=wpb,
+                             table=table if rotated else None)
+    return simulate_round(streams, table, loads + 1, costs, machine, active_sms=132,
+                          warps_per_block=wpb, l1_bytes=200 * 1024, l2_share_bytes=400 * 1024,
+                          source=list(range(warps)), sampled=sampled)
+
+
+def test_blocks_at_spread_phases_do_the_same_work(machine):
+    together = _phased_round(machine, rotated=False)
+    drifted = _phased_round(machine, rotated=True)
+    assert drifted.instructions == together.instructions
+    assert drifted.dram_bytes == pytest.approx(together.dram_bytes)
+    assert drifted.busy == pytest.approx(together.busy)
+    assert drifted.barrier_wait != together.barrier_wait  # the blocks did start apart
+    # no faster than the SM's share of the DRAM moves the bytes
+    share = min(machine.dram_rates()[0] / 132, machine.sm_dram_bytes_per_cycle())
+    for result in (together, drifted):
+        assert result.cycles >= result.dram_bytes / share
 
 def _ops_program(opcodes):
     from types import SimpleNamespace

@@ -22,7 +22,10 @@
    L2 modelled in issue order). Long rounds are traced and simulated over windows of
    every warp's stream and extrapolated; in a launch of several waves each block's
    windows sit at a phase of its own (the resident blocks of a long launch drift
-   apart). A round simulated whole is followed by up to :data:`GENERATIONS` more (as
+   apart), and a round simulated whole starts each block at such a phase of its code
+   (past as many of its barriers), wrapping round to its start
+   (:func:`~kerncast.sim._pipeline.rotate_streams`). A round simulated whole is
+   followed by up to :data:`GENERATIONS` more (as
    the budget allows, and the launch has waves), each block's slot taking the next
    block when it ends (after the calibrated turnaround and the block scheduler's rate):
    blocks drift apart as over a launch of many waves, and the round time is the steady
