@@ -73,6 +73,7 @@ def _execute(result, device: str = H100) -> float:
 def test_a_launch_of_many_waves_simulates_rounds_that_follow_each_other():
     many = predict_launch(*_copy(1 << 24), H100).based_on
     assert many["waves"] > 4 and many["rounds_simulated"] == 4
+    assert many["block_phases"] == "spread"  # the resident blocks have drifted apart
     # the H100's calibration has no turnaround of its own: the H200's, as Hopper's, for
     # blocks of 8 warps
     h200 = _machine("h200")
@@ -84,6 +85,7 @@ def test_a_launch_of_many_waves_simulates_rounds_that_follow_each_other():
     assert on_h200["calibration"] == "h200" and on_h200["most_cycles"] > 100
     one = predict_launch(*_copy(1 << 20), H100).based_on
     assert one["waves"] == 1 and one["rounds_simulated"] == 1
+    assert one["block_phases"] == "together"  # one wave: its blocks start at once
     assert one["block_turnaround"] is None
 
 

@@ -696,7 +696,8 @@ def _predict_launch(kernel: Kernel, launch: Launch, device: str | Device, jobs: 
         warm=warm_l2(sum(r.nbytes for r in regions), dev.memory.l2_kib * 1024))
     waves, rest = divmod(blocks, wave) if per_sm == psat else (0, blocks)
     tail_per_sm = math.ceil(rest / n_sm)
-    # a sampled round of a launch of several waves has its blocks drifted apart
+    # a round of a launch of several waves has its blocks drifted apart: each block's
+    # windows, or its whole streams, at a phase of its own
     drift = trace.warps_per_block if waves > 1 else None
     needed = rnd.sample(table, budget, drift)
     tail = None
@@ -748,6 +749,7 @@ def _predict_launch(kernel: Kernel, launch: Launch, device: str | Device, jobs: 
         "sm_count": n_sm, "blocks": blocks, "waves": waves + (1 if rest else 0),
         "round_blocks": per_sm, "round_warps": len(rnd.streams), "round_cycles": full.cycles,
         "rounds_simulated": full.generations,
+        "block_phases": "together" if drift is None else "spread",
         "block_turnaround": _turnaround(machine, full, trace.warps_per_block),
         "dram_load_latency": _load_latency(machine),
         "round_instructions": full.instructions, "extrapolated": full.scale,
