@@ -56,6 +56,20 @@ def batched(cp, kernel, grid: int, block: int, args, launches: int = 5,
     return float(np.median(per))
 
 
+def warm_up(cp, launch, seconds: float = 0.5) -> None:
+    """Calls ``launch`` (a launch of the probe's kernel) back to back, 20 at a time, for
+    about ``seconds``, so that the GPU's clocks have risen."""
+    start, stop = cp.cuda.Event(), cp.cuda.Event()
+    start.record()
+    while True:
+        for _ in range(20):
+            launch()
+        stop.record()
+        stop.synchronize()
+        if cp.cuda.get_elapsed_time(start, stop) > seconds * 1e3:
+            return
+
+
 #: the full-occupancy launch the issue-rate probes run: 8 blocks of 256 threads an SM,
 #: 16 warps on each of its 4 schedulers
 BLOCK, PER_SM, SCHEDULERS = 256, 8, 4

@@ -25,6 +25,7 @@ import sys
 
 import cupy as cp
 import numpy as np
+from _gpu_probe import warm_up
 
 SOURCE = r"""
 extern "C" __global__ void spin(long long cycles, unsigned long long* starts) {
@@ -39,19 +40,6 @@ REPS = 15
 BATCH = 20
 THREADS_PER_SM = 2048
 MAX_BLOCKS_PER_SM = 32
-
-
-def _warm_up(kernel, out, seconds: float = 0.5) -> None:
-    """Launches back to back for about ``seconds``, so that the clocks have risen."""
-    start, stop = cp.cuda.Event(), cp.cuda.Event()
-    start.record()
-    while True:
-        for _ in range(50):
-            kernel((1024,), (256,), (np.int64(20000), out))
-        stop.record()
-        stop.synchronize()
-        if cp.cuda.get_elapsed_time(start, stop) > seconds * 1e3:
-            return
 
 
 def _timed(kernel, grid: int, block: int, cycles: int, out) -> tuple[float, float]:
@@ -82,7 +70,7 @@ def main() -> int:
     out = cp.zeros(MAX_BLOCKS_PER_SM * sms, cp.uint64)
     result = {"device": props["name"].decode(), "sms": sms, "reps": REPS, "batch": BATCH,
               "sizes": []}
-    _warm_up(kernel, out)
+    warm_up(cp, lambda: kernel((1024,), (256,), (np.int64(20000), out)))
     for cycles in (0, 20000):
         for block in (32, 64, 128, 256, 512, 1024):
             per_sm = min(MAX_BLOCKS_PER_SM, THREADS_PER_SM // block)

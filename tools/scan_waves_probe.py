@@ -59,6 +59,7 @@ def _grids(sms: int, per_sm: int) -> list[int]:
 def _measure() -> dict:
     """Every configuration on every grid, timed on this machine's GPU."""
     import cupy as cp
+    from _gpu_probe import batched, warm_up
 
     props = cp.cuda.runtime.getDeviceProperties(0)
     sms = props["multiProcessorCount"]
@@ -79,42 +80,14 @@ def _measure() -> dict:
             x = cp.arange(n, dtype=cp.int32) % 7
             y = cp.zeros(n, dtype=cp.int32)
             args = (x, y, np.int32(n), np.int32(seg))
-            _warm_up(cp, kernel, grid, block, args)
-            seconds = _timed(cp, kernel, grid, block, args)
+            warm_up(cp, lambda: kernel((grid,), (block,), args))
+            seconds = batched(cp, kernel, grid, block, args, launches=BATCH, batches=REPS)
             row = {"block": block, "items": items, "pad": pad, "blocks_per_sm": per_sm,
                    "grid": grid, "seconds": seconds}
             result["rows"].append(row)
             print(row, file=sys.stderr)
     result["sm_clock_mhz_after"] = _sm_clock_mhz()
     return result
-
-
-def _warm_up(cp, kernel, grid: int, block: int, args, seconds: float = 0.5) -> None:
-    """Launches back to back for about ``seconds``, so that the clocks have risen."""
-    start, stop = cp.cuda.Event(), cp.cuda.Event()
-    start.record()
-    while True:
-        for _ in range(20):
-            kernel((grid,), (block,), args)
-        stop.record()
-        stop.synchronize()
-        if cp.cuda.get_elapsed_time(start, stop) > seconds * 1e3:
-            return
-
-
-def _timed(cp, kernel, grid: int, block: int, args) -> float:
-    """Seconds per launch over ``BATCH`` launches back to back, the median over ``REPS``
-    batches."""
-    start, stop = cp.cuda.Event(), cp.cuda.Event()
-    per = []
-    for _ in range(REPS):
-        start.record()
-        for _ in range(BATCH):
-            kernel((grid,), (block,), args)
-        stop.record()
-        stop.synchronize()
-        per.append(cp.cuda.get_elapsed_time(start, stop) * 1e-3 / BATCH)
-    return float(np.median(per))
 
 
 def _compare(path: Path, device: str) -> int:
