@@ -11,7 +11,7 @@ blocks have drifted apart.
 
 On a GPU (CuPy; the corpus source with the configuration's defines; CUDA events around
 ``BATCH`` launches back to back, the median of ``REPS`` batches, after half a second of
-launches so that the clocks have risen; clocks as they are, read with NVML before and
+launches so that the clocks have risen; clocks as they are, read with nvidia-smi before and
 after)::
 
     python tools/scan_waves_probe.py > scan_waves.json
@@ -34,39 +34,26 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / "src/kerncast/corpus/kernels/scan/scan.cu"
 CONFIGS = ((128, 8, 1), (128, 8, 0), (128, 2, 1), (256, 4, 1))  # block, items, pad
-WAVES = (None, None, 1, 10, 100)  # one block per SM, two, then whole waves
+WAVES = (1, 10, 100)  # whole waves, after one block per SM and two
 REPS = 15
 BATCH = 10
 
 
-def _sm_clock_mhz() -> float | None:
-    try:
-        import pynvml
-    except ImportError:
-        return None
-    pynvml.nvmlInit()
-    try:
-        handle = pynvml.nvmlDeviceGetHandleByIndex(0)
-        return float(pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM))
-    finally:
-        pynvml.nvmlShutdown()
-
-
 def _grids(sms: int, per_sm: int) -> list[int]:
-    return [sms, 2 * sms] + [w * per_sm * sms for w in WAVES[2:]]
+    return [sms, 2 * sms] + [w * per_sm * sms for w in WAVES]
 
 
 def _measure() -> dict:
     """Every configuration on every grid, timed on this machine's GPU."""
     import cupy as cp
-    from _gpu_probe import batched, warm_up
+    from _gpu_probe import batched, sm_clock_mhz, warm_up
 
     props = cp.cuda.runtime.getDeviceProperties(0)
     sms = props["multiProcessorCount"]
     text = SOURCE.read_text()
     result: dict = {"device": props["name"].decode(), "sms": sms, "reps": REPS,
                     "batch": BATCH, "measured_at": datetime.now(timezone.utc).isoformat(),
-                    "cupy": cp.__version__, "sm_clock_mhz_before": _sm_clock_mhz(),
+                    "cupy": cp.__version__, "sm_clock_mhz_before": sm_clock_mhz(),
                     "rows": []}
     for block, items, pad in CONFIGS:
         module = cp.RawModule(code=text, options=(f"-DBLOCK={block}", f"-DITEMS={items}",
@@ -86,7 +73,7 @@ def _measure() -> dict:
                    "grid": grid, "seconds": seconds}
             result["rows"].append(row)
             print(row, file=sys.stderr)
-    result["sm_clock_mhz_after"] = _sm_clock_mhz()
+    result["sm_clock_mhz_after"] = sm_clock_mhz()
     return result
 
 
