@@ -186,6 +186,10 @@ def test_a_trace_without_global_accesses_shares_nothing():
                             .select(space="shared"), warps_per_block=4)
     sharing = wave_sharing([empty], (4,), [1], [0, 1], wave=4, total_blocks=4, l2_bytes=L2)
     assert sharing.instances == 0 and sharing.wave_footprint_bytes == 0.0
+    # every request of such a trace is private: another block's shift is its own
+    shifts = sharing.shifts_of(np.array([[0, 5, 0], [1, 7, 2]]), np.array([3, 0]),
+                               np.array([0, 0]))
+    assert shifts[1] == 0 and shifts[0] == sharing.shift((0, 5, 0), 3, 0) != 0
 
 
 # -- resident_shares ---------------------------------------------------------------------

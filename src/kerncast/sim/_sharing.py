@@ -134,7 +134,8 @@ class Sharing:
         row = np.minimum(row, max(len(self.keys) - 1, 0))
         found = (self.keys[row] == keys) if len(self.keys) else np.zeros(len(keys), bool)
         affine = found & (self.affine_mask[row] if len(self.keys) else found)
-        d = np.where(affine[:, None], self.shifts[row] if len(self.keys) else 0, 0)
+        d = np.where(affine[:, None], self.shifts[row] if len(self.keys)
+                     else np.zeros((len(keys), 3), np.int64), 0)
         gx, gy = self._plane
 
         def at(b: np.ndarray) -> np.ndarray:
