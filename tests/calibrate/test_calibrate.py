@@ -15,7 +15,7 @@ from kerncast.calibrate import (
     granularity_from_curve,
     load_calibration,
 )
-from kerncast.calibrate._run import ARITH_OPS, SOURCE
+from kerncast.calibrate._run import ARITH_OPS, SHARED_RATES, SOURCE
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
@@ -29,6 +29,10 @@ def test_microbenchmarks_compile_and_define_every_kernel(tmp_path):
                  "atomic_global", "atomic_random", "atomic_shared", "barrier_loop",
                  "empty_kernel", "spin"):
         assert f".entry {name}(" in text
+    for kernel, _ in SHARED_RATES:
+        assert f".entry {kernel}(" in text
+    # the shared accesses are volatile: none is merged or dropped
+    assert "ld.volatile.shared.v4.u32" in text and "st.volatile.shared.v2.u32" in text
     # The chains must be exactly the PTX instruction named, not something optimised away.
     assert "fma.rn.f32" in text and "sin.approx.f32" in text and "ld.global.cg.u32" in text
 
@@ -95,7 +99,7 @@ def test_only_names_the_part_it_can_measure_alone(capsys):
 
     assert main(["calibrate", "--device", "h100", "--only", "caches"]) == 2
     err = capsys.readouterr().err
-    assert "'atomics'" in err and "'access'" in err and "'dram'" in err
+    assert "'atomics'" in err and "'access'" in err and "'dram'" in err and "'shared'" in err
 
 
 def test_shipped_h200_dram_latency_grows_with_its_load():
@@ -124,3 +128,14 @@ def test_shipped_h100_atomic_curve_grows_with_the_addresses():
     n, rate = np.array(curve).T
     assert list(n) == sorted(n) and n[0] == 1
     assert rate[-1] > 10 * rate[0]  # one word serialises; 65,536 spread over many units
+
+
+def test_shipped_h200_shared_path_takes_a_cycle_per_128_bytes():
+    memory = load_calibration("h200").memory
+    for kind in ("load", "store"):
+        cycles = [memory[f"shared_cycles_{kind}_{width}"] for width in (4, 8, 16)]
+        # a warp's 4-, 8- and 16-byte accesses move 128, 256 and 512 bytes
+        assert np.allclose(cycles, [1, 2, 4], rtol=0.05)
+    # one word for every lane, and no lane at all, still take the path's cycle
+    assert memory["shared_cycles_broadcast_4"] == pytest.approx(1.0, rel=0.05)
+    assert memory["shared_cycles_off_4"] == pytest.approx(1.0, rel=0.05)

@@ -58,6 +58,14 @@ def test_barrier_cost_does_not_fall_with_more_warps(h100):
     assert costs[0] > 0 and costs[-1] > costs[0]
 
 
+def test_the_shared_path_takes_the_calibrated_cycles_of_the_same_architecture(h100):
+    h200 = machine_for("h200")
+    assert h200.shared_path_cycles() == pytest.approx((1.0, 1.0), rel=0.05)  # measured
+    assert "shared_cycles_load_4" not in h100.calibration.memory
+    assert h100.shared_path_cycles() == h200.shared_path_cycles()  # Hopper's, borrowed
+    assert machine_for("a100-80gb").shared_path_cycles() == (1.0, 1.0)  # none: a cycle
+
+
 def test_launch_cost_is_fixed_plus_per_block(h100):
     fixed = h100.launch_fixed_seconds()
     assert 1e-6 < fixed < 2e-5

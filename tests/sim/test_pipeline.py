@@ -952,3 +952,19 @@ def test_loop_branches_are_taken_branches_and_if_converted_ones_are_not(machine)
     late = [op.late for item, op in zip(trace.program.items, table)
             if item.kind == "op" and item.instr.opcode == "bra"]
     assert sorted(late) == [0.0, BRANCH_PREDICATE_CYCLES]
+
+
+def test_shared_accesses_hold_the_path_the_calibrated_cycles_a_wavefront(machine):
+    """64 warps of independent shared loads: the round takes the path's cycles for every
+    wavefront, twice as long where the calibration says a wavefront takes two cycles."""
+    table = [_mem(dsts=(i % 8,)) for i in range(8)]
+    streams = [list(range(8)) * 25] * 64
+    shared = SPACES.index("shared")
+    costs = {(w, 0, pc): RequestCost(LOAD, shared, (), 1, 2, 0.0)
+             for w in range(64) for pc in range(8)}
+    slow = replace(machine, calibration=replace(machine.calibration, memory={
+        **machine.calibration.memory, "shared_cycles_load_4": 2.0}))
+    one, two = (_run(m, streams, table, costs, active=1) for m in (machine, slow))
+    waves = 64 * 200 * 2  # every access two wavefronts
+    assert one.cycles == pytest.approx(waves * machine.shared_path_cycles()[0], rel=0.05)
+    assert two.cycles == pytest.approx(2 * one.cycles, rel=0.05)

@@ -384,6 +384,29 @@ def _barriers(b: _Bench, progress) -> dict[str, float]:
     return out
 
 
+#: the shared-memory accesses timed: (kernel, what the figure is called)
+SHARED_RATES = (("shared_load_1", "load_4"), ("shared_load_2", "load_8"),
+                ("shared_load_4", "load_16"), ("shared_store_1", "store_4"),
+                ("shared_store_2", "store_8"), ("shared_store_4", "store_16"),
+                ("shared_broadcast_1", "broadcast_4"), ("shared_off_1", "off_4"))
+
+
+def _shared_rates(b: _Bench, progress) -> dict[str, float]:
+    """Cycles of the SM's shared-memory path per warp instruction, one block of 32 warps
+    an SM each issuing accesses back to back (``shared_cycles_<kind>_<bytes a lane>``):
+    loads and stores of consecutive words, loads of one word by every lane, and loads
+    predicated off in every lane."""
+    iters, unroll, warps = 256, 16, 32
+    out = {}
+    for kernel, name in SHARED_RATES:
+        cyc = b.cycles(kernel, (b.sms,), (1024,), (np.int32(iters), np.int32(0)),
+                       out_index=2)
+        out[f"shared_cycles_{name}"] = round(cyc / (iters * unroll * warps), 3)
+    progress("shared memory, cycles a warp instruction: " + ", ".join(
+        f"{k.removeprefix('shared_cycles_')} {v}" for k, v in out.items()))
+    return out
+
+
 def _launch(b: _Bench, progress) -> tuple[dict[str, float], dict[str, list[list[float]]]]:
     """(the launch's figures, the turnaround curve over warps per block)."""
     grids = [1, b.sms, b.sms * 8, b.sms * 80, b.sms * 800]
@@ -478,7 +501,7 @@ def _provenance(b: _Bench) -> dict:
 
 
 #: the parts of a calibration that can be measured again alone
-PARTS = ("atomics", "access", "launch", "dram")
+PARTS = ("atomics", "access", "launch", "dram", "shared")
 
 
 def update_part(calibration: Calibration, device: Device, part: str,
@@ -487,7 +510,8 @@ def update_part(calibration: Calibration, device: Device, part: str,
     provenance records the update. ``atomics``: the atomic rates, latency and the
     random-address curve; ``access``: the scattered store and L1 gather curves;
     ``launch``: the launch overhead, the block dispatch rate and a slot's turnaround (by
-    warps per block); ``dram``: the DRAM latency under load."""
+    warps per block); ``dram``: the DRAM latency under load; ``shared``: the
+    shared-memory path's cycles per warp access."""
     if part not in PARTS:
         raise ValueError(f"unknown calibration part {part!r}; parts: {', '.join(PARTS)}")
     bench = _Bench(device)
@@ -502,6 +526,8 @@ def update_part(calibration: Calibration, device: Device, part: str,
         curves.update(curve)
     elif part == "dram":
         curves.update(_loaded_latency(bench, progress))
+    elif part == "shared":
+        memory.update(_shared_rates(bench, progress))
     else:
         curves.update(_access_curves(bench, progress))
     provenance = {**calibration.provenance,
@@ -520,6 +546,7 @@ def run_calibration(device: Device, progress: Callable[[str], None] = print) -> 
     curves.update(_atomic_curve(bench, progress))
     curves.update(_access_curves(bench, progress))
     sync = _barriers(bench, progress)
+    memory.update(_shared_rates(bench, progress))
     curves.update(_loaded_latency(bench, progress))
     launch, turnaround = _launch(bench, progress)
     curves.update(turnaround)

@@ -274,6 +274,65 @@ extern "C" __global__ void barrier_loop(int iters, long long* cycles, float* sin
   if (x == -12345.0f) sink[0] = x;
 }
 
+// ---------------------------------------------------------------- shared-memory path
+
+// Every warp of a block of 1024 threads (one an SM) issues 16 shared accesses of V 32-bit
+// words a lane per iteration, volatile so that none is merged or dropped: lanes on
+// consecutive words (MODE 0 loads, 1 stores), every lane on one word (2, loads) or
+// predicated off in every lane (3, loads; `on` is 0). Thread 0 of each block reads the
+// cycles its block took.
+template <int V, int MODE>
+__device__ __forceinline__ void shared_rate_body(int iters, int on, long long* cycles) {
+  __shared__ __align__(16) unsigned buf[8192];
+  for (int i = threadIdx.x; i < 8192; i += blockDim.x) buf[i] = i;
+  __syncthreads();
+  unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  unsigned word = MODE == 2 ? (warp & 7) * 4 * V : ((warp & 7) * 32 + lane) * V;
+  unsigned addr = (unsigned)__cvta_generic_to_shared(buf) + word * 4;
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  long long t0 = clock64();
+  for (int i = 0; i < iters; i++) {
+#pragma unroll
+    for (int u = 0; u < 16; u++) {
+      unsigned at = addr + (u & 3) * 4096;
+      if (MODE == 1) {
+        if (V == 1) asm volatile("st.volatile.shared.u32 [%0], %1;" :: "r"(at), "r"(i));
+        if (V == 2) asm volatile("st.volatile.shared.v2.u32 [%0], {%1, %1};" :: "r"(at), "r"(i));
+        if (V == 4)
+          asm volatile("st.volatile.shared.v4.u32 [%0], {%1, %1, %1, %1};" :: "r"(at), "r"(i));
+      } else if (MODE == 3) {
+        asm volatile("{ .reg .pred p; setp.ne.s32 p, %1, 0; @p ld.volatile.shared.u32 %0, [%2]; }"
+                     : "+r"(a) : "r"(on), "r"(at));
+      } else {
+        if (V == 1) asm volatile("ld.volatile.shared.u32 %0, [%1];" : "=r"(a) : "r"(at));
+        if (V == 2)
+          asm volatile("ld.volatile.shared.v2.u32 {%0, %1}, [%2];" : "=r"(a), "=r"(b) : "r"(at));
+        if (V == 4)
+          asm volatile("ld.volatile.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                       : "=r"(a), "=r"(b), "=r"(c), "=r"(d) : "r"(at));
+      }
+    }
+  }
+  __syncthreads();
+  long long t1 = clock64();
+  if (threadIdx.x == 0) cycles[blockIdx.x] = t1 - t0;
+  if ((a ^ b ^ c ^ d) == 0xFFFFFFFFu && on == 12345) buf[0] = a;
+}
+
+#define SHARED_RATE(NAME, V, MODE)                                                   \
+  extern "C" __global__ void __launch_bounds__(1024, 1)                             \
+  NAME(int iters, int on, long long* cycles) {                                       \
+    shared_rate_body<V, MODE>(iters, on, cycles);                                    \
+  }
+SHARED_RATE(shared_load_1, 1, 0)
+SHARED_RATE(shared_load_2, 2, 0)
+SHARED_RATE(shared_load_4, 4, 0)
+SHARED_RATE(shared_store_1, 1, 1)
+SHARED_RATE(shared_store_2, 2, 1)
+SHARED_RATE(shared_store_4, 4, 1)
+SHARED_RATE(shared_broadcast_1, 1, 2)
+SHARED_RATE(shared_off_1, 1, 3)
+
 // ---------------------------------------------------------------- launch
 
 extern "C" __global__ void empty_kernel() {}

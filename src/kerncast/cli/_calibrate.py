@@ -24,8 +24,9 @@ def calibrate_cmd(
     only: Annotated[str | None, typer.Option(
         help="Measure one part again and keep the rest of the device's calibration: "
              "'atomics', 'access' (scattered stores and L1 gathers), 'launch' (launch "
-             "overhead, block dispatch rate, a block slot's turnaround by warps per block) "
-             "or 'dram' (the DRAM's latency under load).")] = None,
+             "overhead, block dispatch rate, a block slot's turnaround by warps per block), "
+             "'dram' (the DRAM's latency under load) or 'shared' (the shared-memory "
+             "path's cycles per access).")] = None,
 ) -> None:
     """Run the calibration micro-benchmarks on GPU 0 (needs CuPy and an NVIDIA GPU).
 

@@ -559,12 +559,12 @@ def _memory(cost, offset, now, r_kind, r_space, r_lines, r_waves, r_share, r_nby
             dram_stat, dram, load_x, load_y, l2, store_x, store_y, scattered):
     """(latency the warp sees, cycles the load/store path is held) of request ``cost``."""
     if cost < 0:  # predicated off in every lane: issued, nothing moves
-        return 1.0, 1.0
+        return 1.0, lat[6]
     space = r_space[cost]
     if space == _CONST:
         return 20.0, 1.0
     if space == _SHARED:
-        return lat[3] + r_waves[cost] - 1, float(r_waves[cost])
+        return lat[3] + r_waves[cost] - 1, r_waves[cost] * lat[5]
     if space != _GLOBAL and space != _LOCAL:
         return 4.0, 1.0
     hold = float(max(1, r_lines[cost]))

@@ -121,6 +121,22 @@ class Machine:
     def shared_latency(self) -> float:
         return self.mem("shared_latency_cycles", 30.0)
 
+    def shared_path_cycles(self) -> tuple[float, float]:
+        """(cycles the SM's shared-memory path takes per 128-byte wavefront of an access,
+        cycles it takes for an access predicated off in every lane): this device's
+        calibration (``shared_cycles_load_4``, ``shared_cycles_off_4``: warp accesses of 4
+        bytes a lane back to back), else that of a calibrated device of the same
+        architecture (the path is the SM's), else one cycle each. On an H200 an access of
+        4, 8 or 16 bytes a lane took 1, 2 and 4 cycles, and one predicated off 1."""
+        out = []
+        for name in ("shared_cycles_load_4", "shared_cycles_off_4"):
+            value = self.calibration.memory.get(name)
+            if value is None:
+                value = _same_architecture_figure(self.device.key, self.device.architecture,
+                                                  name)
+            out.append(float(value) if value else 1.0)
+        return out[0], out[1]
+
     @property
     def atomic_latency(self) -> float:
         return self.mem("atomic_global_latency_cycles", 500.0)
@@ -304,6 +320,12 @@ def _same_architecture_curve(key: str, architecture: str,
     """(the curve ``name``, the device whose calibration has it) from another shipped
     calibration of ``architecture``; (None, None) where none has it."""
     return _same_architecture(key, architecture, lambda other: other.curves.get(name))
+
+
+@lru_cache(maxsize=None)
+def _same_architecture_figure(key: str, architecture: str, name: str) -> float | None:
+    """The memory figure ``name`` of another shipped calibration of ``architecture``."""
+    return _same_architecture(key, architecture, lambda other: other.memory.get(name))[0]
 
 
 @lru_cache(maxsize=None)

@@ -587,7 +587,8 @@ class _Sim:
         self.barrier_wait = 0.0
         self.bar_cost = machine.barrier_cycles(warps_per_block)
         self.lat = (machine.l1_latency, machine.l2_latency, machine.dram_latency,
-                    machine.shared_latency, machine.atomic_latency)
+                    machine.shared_latency, machine.atomic_latency,
+                    *machine.shared_path_cycles())
         self.store_rates = machine.partial_store_rates()
         self.lsu_free = 0.0
 
