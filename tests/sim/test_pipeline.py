@@ -968,3 +968,18 @@ def test_shared_accesses_hold_the_path_the_calibrated_cycles_a_wavefront(machine
     waves = 64 * 200 * 2  # every access two wavefronts
     assert one.cycles == pytest.approx(waves * machine.shared_path_cycles()[0], rel=0.05)
     assert two.cycles == pytest.approx(2 * one.cycles, rel=0.05)
+def test_a_long_warp_bounds_one_wave_but_counts_once_over_many(machine):
+    """Warps of unequal work (one block's chain four times the others'), sampled: a launch
+    of one wave ends with its longest block; over many waves each slot takes its next
+    block as its block ends, so a round lasts the blocks' mean and the longest block's
+    excess counts once over the launch (no sooner than the SM issues the round's
+    instructions)."""
+    chain = [_alu(machine, srcs=(0,), dsts=(0,))]
+    lat = machine.latency["fp32"]
+    streams = [[0] * (4 * N)] + [[0] * N] * 15
+    one = _run(machine, streams, chain, budget=1_000, waves=1)
+    many = _run(machine, streams, chain, budget=1_000, waves=100)
+    assert one.scale > 1.0
+    assert one.cycles == pytest.approx(4 * N * lat, rel=0.05)
+    # no sooner than the SM issues the round's work, far sooner than the long block
+    assert (4 * N + 15 * N) / 16 * lat < many.cycles < 0.6 * one.cycles

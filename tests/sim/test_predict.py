@@ -555,6 +555,12 @@ def test_a_data_dependent_round_is_traced_from_blocks_spread_over_the_grid():
     # a grid the round covers whole is traced whole, its last block included
     assert choose_blocks(3, 8, 132, dependent=True)[1] == [0]
     assert choose_blocks(3, 3, 1, dependent=True)[1] == [0, 1, 2]
+    # blocks of one warp: the round's 32 blocks each traced from a block of its own (a
+    # sample of 64 warps where the round holds them), not 8 blocks' 8 warps used 4 times
+    _, sources = choose_blocks(65536, 32, 132, dependent=True, warps_per_block=1)
+    assert len(set(sources)) == 32
+    assert len(set(choose_blocks(65536, 32, 132, True, warps_per_block=2)[1])) == 32
+    assert len(set(choose_blocks(65536, 8, 132, True, warps_per_block=8)[1])) == 8
 
 
 def test_the_collector_is_paused_while_predictions_run_and_restored_after():

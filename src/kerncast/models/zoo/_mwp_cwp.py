@@ -586,7 +586,8 @@ def _emulate_round(kernel: Any, launch: Any, device: str, sm_count: int | None) 
     check_fits(kernel, launch, dev)
     per_sm = min(occ.blocks_per_sm, math.ceil(launch.blocks / n_sm))
     dependent = data_dependent(program)
-    _, sources = choose_blocks(launch.blocks, per_sm, n_sm, dependent)
+    _, sources = choose_blocks(launch.blocks, per_sm, n_sm, dependent,
+                               -(-launch.threads_per_block // 32))
     values, inputs = emulation_args(launch, program)
     trace = emulate(module, launch, values, sorted(set(sources) | {0}), entry=compiled.entry,
                     registers=res.registers, memory_budget=MEMORY_BUDGET, inplace=True,
