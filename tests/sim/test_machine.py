@@ -53,9 +53,12 @@ def test_bandwidths_are_physical(h100):
 
 
 def test_barrier_cost_does_not_fall_with_more_warps(h100):
+    # the measured loop's period; the release figures are what it leaves past the
+    # simulated loop's own issue (tests/sim/test_barrier.py), which steps up at 8 warps
+    periods = [h100.calibration.sync[f"barrier_cycles_{w}_warps"] for w in (1, 2, 4, 8, 16, 32)]
+    assert all(b >= a for a, b in zip(periods, periods[1:]))
     costs = [h100.barrier_cycles(w) for w in (1, 2, 4, 8, 16, 32)]
-    assert all(b >= a for a, b in zip(costs, costs[1:]))
-    assert costs[0] > 0 and costs[-1] > costs[0]
+    assert all(0 < c < p for c, p in zip(costs, periods)) and costs[-1] > 4 * costs[0]
 
 
 def test_the_shared_path_takes_the_calibrated_cycles_of_the_same_architecture(h100):

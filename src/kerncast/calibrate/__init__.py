@@ -7,6 +7,7 @@ from kerncast.calibrate._analysis import cache_size_from_curve, fit_line, granul
 from kerncast.calibrate._model import (
     CALIBRATION_DIR,
     LOADED_CURVE,
+    MICROBENCHMARKS,
     STORE_CURVE,
     TURNAROUND_CURVE,
     Calibration,
@@ -17,6 +18,7 @@ from kerncast.calibrate._model import (
 __all__ = [
     "CALIBRATION_DIR",
     "LOADED_CURVE",
+    "MICROBENCHMARKS",
     "STORE_CURVE",
     "TURNAROUND_CURVE",
     "Calibration",

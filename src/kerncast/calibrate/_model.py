@@ -27,6 +27,8 @@ __all__ = ["CALIBRATION_DIR", "LOADED_CURVE", "STORE_CURVE", "TURNAROUND_CURVE",
            "InstructionTiming", "load_calibration"]
 
 CALIBRATION_DIR = Path(__file__).with_name("data")
+#: the micro-benchmarks' CUDA source
+MICROBENCHMARKS = Path(__file__).with_name("ubench.cu")
 #: the curve of scattered stores: [sectors per request, bytes of each sector written,
 #: sectors written per cycle per SM], measured over a matrix beyond the L2
 STORE_CURVE = "store_sectors_per_clk_sm_vs_shape"

@@ -12,20 +12,19 @@ import datetime as dt
 import platform
 from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 
 from kerncast import __version__
 from kerncast._errors import ToolchainError
 from kerncast.calibrate._analysis import cache_size_from_curve, fit_line, granularity_from_curve
-from kerncast.calibrate._model import (LOADED_CURVE, STORE_CURVE, TURNAROUND_CURVE, Calibration,
-                                       InstructionTiming)
+from kerncast.calibrate._model import (LOADED_CURVE, MICROBENCHMARKS, STORE_CURVE,
+                                       TURNAROUND_CURVE, Calibration, InstructionTiming)
 from kerncast.devices import Device
 
 __all__ = ["ARITH_OPS", "PARTS", "run_calibration", "update_part"]
 
-SOURCE = Path(__file__).with_name("ubench.cu")
+SOURCE = MICROBENCHMARKS
 UNROLL, ILP = 32, 8
 # Instruction class -> (kernel suffix, dtype, PTX instructions per chain step).
 ARITH_OPS = {

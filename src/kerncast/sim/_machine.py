@@ -32,6 +32,8 @@ TURNAROUND = "block_turnaround_cycles"
 #: a saturated DRAM (latency = bytes in flight / peak), which the pipeline's DRAM server
 #: forms itself; the latency added for the load stops growing there
 SATURATED = 0.9
+#: the prefix of a calibration's barrier release figures (:meth:`Machine.barrier_cycles`)
+RELEASE = "barrier_release_cycles_"
 
 # Execution pipes of a scheduler (sub-partition). Memory instructions go through the
 # SM-wide load/store path (``lsu``), modelled separately. ``fma`` is the FP32 pair of
@@ -200,15 +202,30 @@ class Machine:
         return gbs * 1e9 / self.clock_hz
 
     def barrier_cycles(self, warps: int) -> float:
+        """Cycles from the last arrival of a block of ``warps`` warps at a barrier to its
+        warps' release: the calibration's release figures
+        (``barrier_release_cycles_<w>_warps``, ``tools/barrier_release.py``), else its
+        measured periods of the barrier loop (``barrier_cycles_<w>_warps``), else a guess;
+        the first figure of at least ``warps`` warps.
+
+        A measured period is a whole iteration of the calibration's loop (an FMA, the
+        barrier and the loop's own instructions, every warp issuing them); the simulation
+        issues those itself, so a release figure is what the period leaves once the
+        simulated loop's own cycles are taken out: simulating the loop with it takes the
+        measured period. On an H200, the periods charged as releases made the simulated
+        loop 1.6x (1 warp) to 1.4x (32 warps) the measured one."""
         sync = self.calibration.sync
-        known = sorted((int(k.split("_")[2]), v) for k, v in sync.items()
-                       if k.startswith("barrier_cycles_"))
+        for prefix in (RELEASE, "barrier_cycles_"):
+            known = sorted((int(k.removeprefix(prefix).split("_")[0]), float(v))
+                           for k, v in sync.items() if k.startswith(prefix))
+            if known:
+                break
         if not known:
             return 20.0 + 2.0 * warps
         for w, cycles in known:
             if warps <= w:
-                return float(cycles)
-        return float(known[-1][1])
+                return cycles
+        return known[-1][1]
 
     def launch_fixed_seconds(self) -> float:
         """The fixed cost of a launch (the calibration's intercept over grid sizes)."""
