@@ -136,6 +136,9 @@ def test_shipped_h200_shared_path_takes_a_cycle_per_128_bytes():
         cycles = [memory[f"shared_cycles_{kind}_{width}"] for width in (4, 8, 16)]
         # a warp's 4-, 8- and 16-byte accesses move 128, 256 and 512 bytes
         assert np.allclose(cycles, [1, 2, 4], rtol=0.05)
-    # one word for every lane, and no lane at all, still take the path's cycle
+    # one word for every lane, and no lane at all, still take the path's cycle; 16 bytes
+    # for every lane, or for each half-warp, two
     assert memory["shared_cycles_broadcast_4"] == pytest.approx(1.0, rel=0.05)
+    assert memory["shared_cycles_broadcast_16"] == pytest.approx(2.0, rel=0.05)
+    assert memory["shared_cycles_halves_16"] == pytest.approx(2.0, rel=0.05)
     assert memory["shared_cycles_off_4"] == pytest.approx(1.0, rel=0.05)

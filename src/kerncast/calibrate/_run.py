@@ -387,14 +387,15 @@ def _barriers(b: _Bench, progress) -> dict[str, float]:
 SHARED_RATES = (("shared_load_1", "load_4"), ("shared_load_2", "load_8"),
                 ("shared_load_4", "load_16"), ("shared_store_1", "store_4"),
                 ("shared_store_2", "store_8"), ("shared_store_4", "store_16"),
-                ("shared_broadcast_1", "broadcast_4"), ("shared_off_1", "off_4"))
+                ("shared_broadcast_1", "broadcast_4"), ("shared_broadcast_4", "broadcast_16"),
+                ("shared_halves_4", "halves_16"), ("shared_off_1", "off_4"))
 
 
 def _shared_rates(b: _Bench, progress) -> dict[str, float]:
     """Cycles of the SM's shared-memory path per warp instruction, one block of 32 warps
     an SM each issuing accesses back to back (``shared_cycles_<kind>_<bytes a lane>``):
-    loads and stores of consecutive words, loads of one word by every lane, and loads
-    predicated off in every lane."""
+    loads and stores of consecutive words, loads of one word by every lane (4 and 16
+    bytes) or by each half-warp (16 bytes), and loads predicated off in every lane."""
     iters, unroll, warps = 256, 16, 32
     out = {}
     for kernel, name in SHARED_RATES:

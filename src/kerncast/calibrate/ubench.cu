@@ -278,8 +278,9 @@ extern "C" __global__ void barrier_loop(int iters, long long* cycles, float* sin
 
 // Every warp of a block of 1024 threads (one an SM) issues 16 shared accesses of V 32-bit
 // words a lane per iteration, volatile so that none is merged or dropped: lanes on
-// consecutive words (MODE 0 loads, 1 stores), every lane on one word (2, loads) or
-// predicated off in every lane (3, loads; `on` is 0). Thread 0 of each block reads the
+// consecutive words (MODE 0 loads, 1 stores), every lane on one word (2, loads), each
+// half-warp on one word, 64 bytes apart (4, loads: a tiled matrix multiply's row of
+// the A tile) or predicated off in every lane (3, loads; `on` is 0). Thread 0 of each block reads the
 // cycles its block took.
 template <int V, int MODE>
 __device__ __forceinline__ void shared_rate_body(int iters, int on, long long* cycles) {
@@ -287,7 +288,9 @@ __device__ __forceinline__ void shared_rate_body(int iters, int on, long long* c
   for (int i = threadIdx.x; i < 8192; i += blockDim.x) buf[i] = i;
   __syncthreads();
   unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  unsigned word = MODE == 2 ? (warp & 7) * 4 * V : ((warp & 7) * 32 + lane) * V;
+  unsigned word = MODE == 2   ? (warp & 7) * 32 * V
+                  : MODE == 4 ? (warp & 7) * 32 * V + (lane >> 4) * 16
+                              : ((warp & 7) * 32 + lane) * V;
   unsigned addr = (unsigned)__cvta_generic_to_shared(buf) + word * 4;
   unsigned a = 0, b = 0, c = 0, d = 0;
   long long t0 = clock64();
@@ -331,6 +334,8 @@ SHARED_RATE(shared_store_1, 1, 1)
 SHARED_RATE(shared_store_2, 2, 1)
 SHARED_RATE(shared_store_4, 4, 1)
 SHARED_RATE(shared_broadcast_1, 1, 2)
+SHARED_RATE(shared_broadcast_4, 4, 2)
+SHARED_RATE(shared_halves_4, 4, 4)
 SHARED_RATE(shared_off_1, 1, 3)
 
 // ---------------------------------------------------------------- launch
