@@ -983,17 +983,3 @@ def test_a_long_warp_bounds_one_wave_but_counts_once_over_many(machine):
     assert one.cycles == pytest.approx(4 * N * lat, rel=0.05)
     # no sooner than the SM issues the round's work, far sooner than the long block
     assert (4 * N + 15 * N) / 16 * lat < many.cycles < 0.6 * one.cycles
-
-
-def test_barrier_arrivals_take_the_shared_path_one_warp_at_a_time(machine, monkeypatch):
-    """16 blocks of 4 warps meeting at barrier after barrier: each iteration's 64
-    arrivals take the SM's shared-memory path a cycle each (tools/barrier_tree_probe.py:
-    about a cycle an arrival at 64 warps an SM), whatever the release costs."""
-    import kerncast.sim._pipeline as pipeline
-
-    streams = [[0] * N] * 64
-    with_path = _run(machine, streams, [_bar()], wpb=4, active=1)
-    assert with_path.cycles >= 64 * N * pipeline.BARRIER_PATH_CYCLES
-    monkeypatch.setattr(pipeline, "BARRIER_PATH_CYCLES", 0.0)
-    without = _run(machine, streams, [_bar()], wpb=4, active=1)
-    assert without.cycles < 0.6 * with_path.cycles

@@ -684,8 +684,7 @@ def run_round(scratch, o_kind, o_late, o_pipe, o_issue, o_slots, o_lat, o_shadow
         borrow(store_y)
     lat, timing, marks, sm_marks = borrow(lat), borrow(timing), borrow(marks), \
         borrow(sm_marks)
-    dispatch_gap, turnaround, bar_cost, bar_path = timing[0], timing[1], timing[2], \
-        timing[3]
+    dispatch_gap, turnaround, bar_cost = timing[0], timing[1], timing[2]
     for w in range(n):
         live[block_of[w]] += 1
     seq = 0
@@ -834,11 +833,8 @@ def run_round(scratch, o_kind, o_late, o_pipe, o_issue, o_slots, o_lat, o_shadow
             if arr_n[b] == 0:
                 arr_seq[b] = seq
                 seq += 1
-            # the arrival takes the shared-memory path's next free cycle
-            arrive = lsu_free if lsu_free > now else now
-            lsu_free = arrive + bar_path
             arr_w[b, arr_n[b]] = w
-            arr_t[b, arr_n[b]] = arrive + 1.0
+            arr_t[b, arr_n[b]] = now + 1.0
             arr_n[b] += 1
             if arr_n[b] >= live[b]:
                 _release(b, arr_w, arr_t, arr_n, ht, hw, hn, sched_of, bar_cost, totals)

@@ -45,9 +45,8 @@ Event-driven, as the static-analysis seed's pipeline, extended for Hopper-class 
   bandwidth (the GPU's achieved bandwidth divided among the SMs in use; DRAM reads and
   writes at their calibrated rates, an even mix of them at the calibrated copy rate);
   stores and reductions do not stall the warp but take their bandwidth;
-* ``bar.sync`` holds a block's warps until all its live warps have arrived, each
-  arrival taking a cycle of the SM's shared-memory path (:data:`BARRIER_PATH_CYCLES`),
-  then releases them after the calibrated release cost
+* ``bar.sync`` holds a block's warps until all its live warps have arrived, then
+  releases them after the calibrated release cost
   (:meth:`~kerncast.sim._machine.Machine.barrier_cycles`).
 
 A round simulated whole can be followed by more (``generations``): each block's slot
@@ -521,16 +520,6 @@ class _Dram(_Bandwidth):
         return float(compiled().dram_added(self.state, self.load_x, self.load_y))
 
 
-#: cycles a warp's arrival at a barrier holds the SM's shared-memory path, as a shared
-#: access predicated off in every lane does (tools/barrier_tree_probe.py, on an H200: 64
-#: warps an SM reading a neighbour's shared word, writing their own and meeting at a
-#: barrier twice an iteration took 274-298 cycles an iteration, about one cycle for each of
-#: the 128 accesses and 128 arrivals, whatever their blocks; the shared path's own rate,
-#: one cycle a 128-byte access and a predicated-off one, is the calibration's
-#: ``shared_cycles_*``)
-BARRIER_PATH_CYCLES = 1.0
-
-
 #: lines from which a store whose every sector lies in its own line is a scatter (the
 #: calibration's scattered stores span 4 to 32 lines)
 SCATTERED = 4
@@ -729,8 +718,7 @@ class _Sim:
                 self.dram.state, self.dram.load_x, self.dram.load_y, self.l2.state,
                 store_x, store_y, np.asarray(self.lat, np.float64), self.nregs,
                 self.m.schedulers, _LSU,
-                np.array([self.dispatch_gap, self.turnaround, self.bar_cost,
-                          BARRIER_PATH_CYCLES], np.float64),
+                np.array([self.dispatch_gap, self.turnaround, self.bar_cost], np.float64),
                 np.asarray(self.marks, np.int64).reshape(n, 2),
                 np.asarray(self.sm_marks, np.int64))
         busy, finish, marked, sm_marked, totals = scratch[4:9]
