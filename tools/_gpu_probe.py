@@ -140,3 +140,20 @@ def write_rows(path: str, bench, command: str, rows: list[dict], **extra) -> Non
                    "measured_at": dt.datetime.now(dt.timezone.utc).isoformat(
                        timespec="seconds"),
                    "command": command, "rows": rows}, f, indent=1)
+
+
+def measure_or_compare(doc: str, measure, compare) -> int:
+    """A probe's command line: ``measure()`` (on the GPU) printed as JSON, or with
+    ``--compare FILE`` ``compare(FILE, --device)`` (the static model beside a measured
+    file, no GPU needed). ``doc`` is the probe's module docstring, its first paragraph the
+    command's help."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--compare", type=Path, help="a measured JSON: print the static "
+                        "model's predictions of its launches beside it (no GPU needed)")
+    parser.add_argument("--device", default="h200", help="the device to predict for")
+    args = parser.parse_args()
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+    if args.compare:
+        return compare(args.compare, args.device)
+    json.dump(measure(), sys.stdout, indent=1)
+    return 0

@@ -30,7 +30,6 @@ cycles of one iteration at the clock the GPU ran at::
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from datetime import datetime, timezone
@@ -38,7 +37,6 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
 SOURCE = r"""
 #ifndef BLOCK
 #define BLOCK 256
@@ -142,27 +140,15 @@ def _compare(path: Path, device: str) -> int:
                         defines={"BLOCK": block})
         args = (Array(np.dtype(np.float32), (grid * block,), intent="out"),
                 Scalar(measured["reps"], np.dtype(np.int32)))
-        launch = Launch((grid,), (block,), 0, args=args, names=("out", "reps"))
-        result = predict_launch(kernel, launch, device)
-        per = mhz * 1e6 / measured["reps"]
-        print(f"{row['kernel']:>8} {block:>5} {row['blocks_per_sm']:>6} "
-              f"{row['seconds'] * per:>9.0f} {result.seconds * per:>9.0f} "
-              f"{result.seconds / row['seconds']:>6.2f}")
-    return 0
-
-
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--compare", type=Path, help="a measured JSON: print the static "
-                        "model's predictions of its launches beside it (no GPU needed)")
-    parser.add_argument("--device", default="h200", help="the device to predict for")
-    args = parser.parse_args()
-    sys.path.insert(0, str(ROOT / "src"))
-    if args.compare:
-        return _compare(args.compare, args.device)
-    json.dump(_measure(), sys.stdout, indent=1)
+        seconds = predict_launch(kernel, Launch((grid,), (block,), 0, args=args,
+                                                names=("out", "reps")), device).seconds
+        cycles = [t * mhz * 1e6 / measured["reps"] for t in (row["seconds"], seconds)]
+        print(f"{row['kernel']:>8} {block:>5} {row['blocks_per_sm']:>6} {cycles[0]:>9.0f} "
+              f"{cycles[1]:>9.0f} {cycles[1] / cycles[0]:>6.2f}")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from _gpu_probe import measure_or_compare
+
+    sys.exit(measure_or_compare(__doc__, _measure, _compare))

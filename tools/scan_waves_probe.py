@@ -23,7 +23,6 @@ On any machine, the static model's predictions of the same launches beside them:
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from datetime import datetime, timezone
@@ -102,18 +101,7 @@ def _compare(path: Path, device: str) -> int:
     return 0
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--compare", type=Path, help="a measured JSON: print the static "
-                        "model's predictions of its launches beside it (no GPU needed)")
-    parser.add_argument("--device", default="h200", help="the device to predict for")
-    args = parser.parse_args()
-    sys.path.insert(0, str(ROOT / "src"))
-    if args.compare:
-        return _compare(args.compare, args.device)
-    json.dump(_measure(), sys.stdout, indent=1)
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    from _gpu_probe import measure_or_compare
+
+    sys.exit(measure_or_compare(__doc__, _measure, _compare))
