@@ -22,21 +22,19 @@ import numpy as np
 from kerncast.calibrate import MICROBENCHMARKS, Calibration, load_calibration
 from kerncast.core import Array, Kernel, Launch, Scalar
 from kerncast.devices import get_device
+from kerncast.sim._machine import MEASURED, RELEASE, machine_for
+from kerncast.sim._predict import predict_launch
 
 __all__ = ["release_figures", "simulated_period"]
 
 ITERATIONS = 4000
 STEPS = 5  # corrections of the cost (the period grows about a cycle a cycle of cost)
-MEASURED = "barrier_cycles_"
 
 
 def simulated_period(device: str, calibration: Calibration, warps: int) -> float:
     """Cycles of one iteration of the calibration's barrier loop, one block of ``warps``
     warps on each SM of ``device``, as the static model simulates it with
     ``calibration``."""
-    from kerncast.sim._machine import machine_for  # noqa: PLC0415 (the simulator's own)
-    from kerncast.sim._predict import predict_launch  # noqa: PLC0415 (the simulator's own)
-
     dev = get_device(device)
     sms = dev.compute.sm_count
     kernel = Kernel("barrier_loop", path=MICROBENCHMARKS, language="cuda")
@@ -52,8 +50,6 @@ def release_figures(device: str) -> dict[int, tuple[float, float, float]]:
     """Per block size of the calibration's barrier loop (warps), (the measured period,
     the release cost, the simulated period with it), from ``device``'s shipped
     calibration; empty where it has no measured periods."""
-    from kerncast.sim._machine import RELEASE  # noqa: PLC0415 (the simulator's own)
-
     cal = load_calibration(get_device(device).key)
     measured = {int(k.removeprefix(MEASURED).split("_")[0]): float(v)
                 for k, v in cal.sync.items() if k.startswith(MEASURED)}

@@ -32,8 +32,9 @@ TURNAROUND = "block_turnaround_cycles"
 #: a saturated DRAM (latency = bytes in flight / peak), which the pipeline's DRAM server
 #: forms itself; the latency added for the load stops growing there
 SATURATED = 0.9
-#: the prefix of a calibration's barrier release figures (:meth:`Machine.barrier_cycles`)
-RELEASE = "barrier_release_cycles_"
+#: the prefixes of a calibration's barrier release figures and of its measured barrier
+#: loop's periods (:meth:`Machine.barrier_cycles`)
+RELEASE, MEASURED = "barrier_release_cycles_", "barrier_cycles_"
 
 # Execution pipes of a scheduler (sub-partition). Memory instructions go through the
 # SM-wide load/store path (``lsu``), modelled separately. ``fma`` is the FP32 pair of
@@ -215,7 +216,7 @@ class Machine:
         measured period. On an H200, the periods charged as releases made the simulated
         loop 1.6x (1 warp) to 1.4x (32 warps) the measured one."""
         sync = self.calibration.sync
-        for prefix in (RELEASE, "barrier_cycles_"):
+        for prefix in (RELEASE, MEASURED):
             known = sorted((int(k.removeprefix(prefix).split("_")[0]), float(v))
                            for k, v in sync.items() if k.startswith(prefix))
             if known:
