@@ -21,6 +21,9 @@ class _Region:
     def array(self):
         return self.words
 
+    def unwritten(self):
+        return None
+
 
 class _Trace:
     def __init__(self, rows):
@@ -108,3 +111,35 @@ def test_the_offsets_buffer_is_named_by_its_kernel_argument():
     launch = kernel.instance(kernel.launch("small"))[1]
     assert _argument(launch, "spmv_csr_scalar_param_0") == first
     assert _argument(launch, "a_global_variable") == "a_global_variable"
+
+
+def test_ranges_count_exactly_wherever_a_warp_can_be_rare():
+    from kerncast.sim._straggler import _ranges_of, _top_needed
+
+    rng = np.random.default_rng(3)
+    offsets = _offsets(rng.integers(0, 500, 20_000)).astype(np.int32)
+    spans = _ranges_of(offsets, 64, repeatable=False)
+    diff = np.diff(offsets.astype(np.int64))
+    assert spans.count == diff.size and spans.longest == diff.max()
+    assert len(spans.top) == _top_needed(diff.size, 32) < diff.size  # kept for any block size
+    for length in (0, 100, 450, 490, 499, 600):
+        exact = int(np.count_nonzero(diff > length))
+        got = spans.longer_than(length)
+        if exact < len(spans.top):
+            assert got == exact
+        else:  # a lower bound that already makes every warp common
+            assert got == len(spans.top) and got / spans.count * 64 >= 0.1
+
+
+def test_ranges_are_kept_only_for_repeatable_unwritten_buffers():
+    from kerncast.sim._straggler import _ranges_of
+
+    offsets = _offsets(np.arange(1, 1001)).astype(np.int32)
+    view = offsets.view()
+    view.flags.writeable = False
+    first = _ranges_of(view, 32, repeatable=True)
+    assert _ranges_of(view, 32, repeatable=True) is first
+    assert _ranges_of(view, 32, repeatable=False) is not first  # a caller's array
+    assert _ranges_of(offsets, 32, repeatable=True) is not first  # the kernel may write it
+    offsets[-1] += 5000  # what a caller's array may do between predictions
+    assert _ranges_of(offsets, 32, repeatable=False).longest == 5000 + 1000

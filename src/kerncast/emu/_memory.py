@@ -60,14 +60,16 @@ class Store:
     A large store (:data:`PARTIAL_BYTES`) copied on write keeps the bytes it was made
     from in ``source`` and which chunks it holds in ``filled``: every access to it must
     first :meth:`touch` its offsets, and :meth:`complete` copies what is left (``filled``
-    is None once it holds every byte)."""
+    is None once it holds every byte). A store made from a caller's array keeps that
+    array in ``origin`` until it is first written."""
 
-    __slots__ = ("data", "views", "writable", "source", "filled")
+    __slots__ = ("data", "views", "writable", "source", "filled", "origin")
 
     def __init__(self, data: np.ndarray, writable: bool) -> None:
         self.data, self.views, self.writable = data, {}, writable
         self.source: np.ndarray | None = None
         self.filled: np.ndarray | None = None
+        self.origin: np.ndarray | None = None
 
     @classmethod
     def zeros(cls, nbytes: int) -> Store:
@@ -84,10 +86,13 @@ class Store:
                 return cls(raw, True)
             view = raw[:]
             view.flags.writeable = False
-            return cls(view, False)
-        data = np.zeros(_padded(raw.size), np.uint8)
-        data[:raw.size] = raw
-        return cls(data, True)
+            store = cls(view, False)
+        else:
+            data = np.zeros(_padded(raw.size), np.uint8)
+            data[:raw.size] = raw
+            store = cls(data, True)
+        store.origin = flat
+        return store
 
     def view(self, dtype: np.dtype) -> np.ndarray:
         view = self.views.get(dtype)
@@ -96,6 +101,7 @@ class Store:
         return view
 
     def make_writable(self) -> None:
+        self.origin = None
         if self.writable:
             return
         if self.data.size >= PARTIAL_BYTES:
@@ -159,6 +165,11 @@ class Region:
         """The buffer's contents in its own dtype and shape (a view of the store)."""
         raw = self.raw()
         return raw.view(self.dtype).reshape(self.shape)
+
+    def unwritten(self) -> np.ndarray | None:
+        """The caller's array the buffer was made from (flat), while nothing has written
+        the buffer; else None."""
+        return self.store.origin
 
 
 class AccessCache:

@@ -682,8 +682,8 @@ def _predict_launch(kernel: Kernel, launch: Launch, device: str | Device, jobs: 
         traces.append(run(probes, memory_budget=MEMORY_BUDGET // 2 * len(probes),
                           step_budget=_peek_steps(result, len(emulated), len(probes)),
                           stop_when_traced=True).trace)
-    loop = loop_trip_bound(trace, list(result._regions.values()),
-                           launch.threads_per_block) if dependent else None
+    loop = loop_trip_bound(trace, list(result._regions.values()), launch.threads_per_block,
+                           values_repeatable(launch)) if dependent else None
     if loop is not None:
         sources = _common_sources(sources, loop.rare, trace.warps_per_block)
     vectors, accesses = static_vectors(trace, dev.ptx_target)
