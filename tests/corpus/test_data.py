@@ -170,3 +170,37 @@ def test_the_last_problem_is_let_go_before_the_next_is_generated(monkeypatch):
     _draw(kernel, kernel.launch("small"))
     _draw(kernel, kernel.launch("medium"))
     assert kept_while_generating == [0, 0] and len(CorpusInputs._kept) == 1
+
+
+def test_the_scatter_draws_its_keys_once_for_launches_of_every_tile(monkeypatch):
+    """radix_scatter's offsets follow the tile, so each tile generates its inputs again;
+    the problem's last inputs stay while the next are made, and the keys they share are
+    drawn once."""
+    from kerncast.core import Array
+    from kerncast.corpus import module_of
+
+    kernel = get_kernel("radix_scatter")
+    module = module_of(kernel)
+    draw, drawn = module._draw_keys, []
+
+    def counted(rng, n):
+        drawn.append(n)
+        return draw(rng, n)
+
+    monkeypatch.setattr(module, "_draw_keys", counted)
+    monkeypatch.setattr(module, "_LAST_KEYS", [])
+    monkeypatch.setattr(CorpusInputs, "_kept", [])
+    configs = [c for c in kernel.launches("small") if c.tunables["items"] == 1][:3]
+    arrays = []
+    for config in configs:
+        _, launch = kernel.instance(config)
+        arrays.append({n: a.values(np.random.default_rng(0))
+                       for a, n in zip(launch.args, launch.names)
+                       if isinstance(a, Array) and n != "out"})
+    assert len({a["offsets"].size for a in arrays}) == 3  # three tiles
+    assert all(np.shares_memory(a["keys"], arrays[0]["keys"]) for a in arrays)
+    assert len(drawn) == 1
+    n = configs[0].params["n"]
+    assert np.array_equal(arrays[0]["keys"], draw(np.random.default_rng(0), n))
+    last = make_args(kernel, configs[-1])  # the same inputs, with or without kept keys
+    assert np.array_equal(last["offsets"], arrays[-1]["offsets"])

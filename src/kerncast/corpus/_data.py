@@ -227,13 +227,14 @@ def _same(a: Any, b: Any) -> bool:
 class _Kept:
     """Inputs generated for one launch, and what they rest on: the kernel and seed, the
     input buffers' sizes, the launch's params and the names the generator read (None:
-    all)."""
+    all), and the problem size's params."""
 
     kernel: tuple
     sizes: dict[str, int]
     read: set | None
     params: dict
     args: dict
+    problem: dict
 
     def serves(self, kernel: tuple, sizes: dict[str, int], params: dict) -> bool:
         if kernel != self.kernel or sizes != self.sizes:
@@ -267,11 +268,16 @@ class CorpusInputs:
         for kept in self._kept:
             if kept.serves(kernel, sizes, params):
                 return kept.args
-        self._kept.clear()  # the last problem's inputs go before the next are made
+        problem = dict(self.config.params)  # the problem size's, not the launch's
+        if not any(kept.kernel == kernel and _same(kept.problem, problem)
+                   for kept in self._kept):
+            self._kept.clear()  # the last problem's inputs go before the next are made
+        # (those of the same problem at other tunables stay while the new are made: a
+        # generator may keep what they share, see the radix-sort pass's keys)
         reads = _Reads(params)
         args = make_args(self.kernel, self.config, seed=self.seed, poison_outputs=False,
                          params=reads)
-        self._kept[:] = [_Kept(kernel, sizes, reads.read, dict(params), args)]
+        self._kept[:] = [_Kept(kernel, sizes, reads.read, dict(params), args, problem)]
         return args
 
     def draw(self, rng: np.random.Generator, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
