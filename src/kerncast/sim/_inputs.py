@@ -15,6 +15,8 @@ emulated on their real inputs: the arrays' data, or their generators' values.
 
 from __future__ import annotations
 
+import weakref
+
 from kerncast._errors import InputError
 from kerncast.core import Array, Generator, Launch
 from kerncast.ptx import Address, read_registers, written_registers
@@ -57,8 +59,19 @@ def _taint(items) -> set[str]:
     return tainted
 
 
+#: the answer per program, while it lives (a sweep asks once per launch of one binary)
+_DEPENDENT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def data_dependent(program) -> bool:
     """Whether the trace of ``program`` (an emulator program) can depend on memory values."""
+    known = _DEPENDENT.get(program)
+    if known is None:
+        known = _DEPENDENT[program] = _data_dependent(program)
+    return known
+
+
+def _data_dependent(program) -> bool:
     tainted = _taint(program.items)
     for item in program.items:
         if item.kind != "op":
