@@ -76,7 +76,7 @@ def loop_trip_bound(trace, regions, threads_per_block: int,
     keys = np.stack([pairs // lanes, pairs % lanes])
     looped = np.unique(keys[0][counts > 1])        # some lane runs them more than once
     once = np.setdiff1d(np.unique(keys[0]), looped)  # every lane runs them once
-    ranges: dict[str, tuple] = {}  # per buffer, its words and sorted ranges, made once
+    ranges: dict[str, tuple] = {}  # per buffer, its words and ranges (Spans), made once
     found = [bound for a, b in _neighbour_pairs(keys, first, address, once)
              for bound in _fits(keys, counts, first, address, (a, b), looped, regions,
                                 threads_per_block, ranges, repeatable)]
