@@ -617,6 +617,35 @@ def test_the_issue_count_of_each_pc_is_that_of_the_warps_expanded_streams():
     assert (expanded - executed).tolist() == [0, 0, 0, 2, 2, 0, 0]  # two runs skipped [3, 5)
 
 
+def test_warps_that_ran_the_same_segments_share_their_pcs_and_keep_their_steps():
+    from types import SimpleNamespace
+
+    from kerncast.sim._predict import _expand, _issued
+
+    chain = ((0, 3, 5), (3, 5, 7), (5, 0, 1, 2, 3, 4, 6), (1,))
+    orders = {("chain", 0): chain}
+    one = SimpleNamespace(start=[0, 3, 5, 0, 5], end=[3, 5, 7, 3, 7], order=[0, 1, 2, 3, 4])
+    two = SimpleNamespace(start=one.start, end=one.end, order=[10, 11, 12, 13, 14])
+    shapes: dict = {}
+    first = _expand(one, orders, None, shapes)
+    second = _expand(two, orders, None, shapes)
+    assert len(shapes) == 1 and second[0] is first[0] and not second[0].flags.writeable
+    alone = _expand(two, orders, None)  # worked out afresh
+    assert second[0].tolist() == alone[0].tolist() and second[2] == alone[2] == 14
+    assert second[1].tolist() == alone[1].tolist() == \
+        [12, 10, 10, 10, 11, 11, 12] + [14, 13, 13, 13, -1, -1, 14]
+    # the issue counts add a repeated sequence once per warp that ran it
+    streams = {0: one, 1: two, 2: SimpleNamespace(start=[0, 5], end=[3, 7], order=[20, 21])}
+    executed = np.zeros(7, np.int64)
+    for stream in streams.values():
+        for a, b in zip(stream.start, stream.end):
+            executed[a:b] += 1
+    trace = SimpleNamespace(program=SimpleNamespace(items=[None] * 7),
+                            pc_counts=(executed, executed * 32), streams=lambda: streams)
+    expanded = sum(np.bincount(_expand(s, orders, None)[0], minlength=7) for s in streams.values())
+    assert _issued(trace, orders).tolist() == expanded.tolist()
+
+
 def _raw_violations(program, start: int, order) -> list[tuple[int, int]]:
     """(producer, consumer) pairs of a segment that ``order`` issues the wrong way round."""
     position = {pc: i for i, pc in enumerate(order)}

@@ -201,12 +201,18 @@ def _issued(trace, orders: dict) -> np.ndarray:
     # and a run of a chain that branched over regions issues them as well
     counts = np.array(trace.pc_counts[0][:n], np.int64)
     chains = _region_chains(orders)
+    # warps that ran the same segments add the same: each sequence is looked at once
+    runs: dict[tuple, int] = {}
     for stream in trace.streams().values() if chains else ():
         starts, ends = np.asarray(stream.start, np.int64), np.asarray(stream.end, np.int64)
+        key = (starts.tobytes(), ends.tobytes())
+        runs[key] = runs.get(key, 0) + 1
+    for (start_bytes, end_bytes), warps in runs.items():
+        starts, ends = np.frombuffer(start_bytes, np.int64), np.frombuffer(end_bytes, np.int64)
         for seg_starts, seg_ends, _, regions in chains:
             _, _, present = _chain_runs(starts, ends, seg_starts, seg_ends, regions)
             for c, absent in enumerate((present < 0).sum(axis=0).tolist()):
-                counts[seg_starts[c]:seg_ends[c]] += absent
+                counts[seg_starts[c]:seg_ends[c]] += absent * warps
     return counts
 
 
@@ -254,19 +260,38 @@ class _Round:
         return memory_keys(self.sampled[0], self.source, table)
 
 
-def _expand(stream, orders: dict, cutoff: int | None) -> tuple:
-    """A warp's (pcs, steps), each segment in its issue order, cut at ``cutoff``."""
+def _expand(stream, orders: dict, cutoff: int | None, shapes: dict | None = None) -> tuple:
+    """A warp's (pcs, steps), each segment in its issue order, cut at ``cutoff``. Warps
+    that ran the same segments issue the same pcs and take their steps from the same
+    places: ``shapes`` keeps those per sequence of segments, for the other warps."""
     starts, ends, order = (np.asarray(a, np.int64) for a in (stream.start, stream.end,
                                                              stream.order))
     total = int((ends - starts).sum())
     keep = len(starts) if cutoff is None else int(np.searchsorted(order, cutoff))
     starts, ends, order = starts[:keep], ends[:keep], order[:keep]
+    key = (starts.tobytes(), ends.tobytes())
+    shape = None if shapes is None else shapes.get(key)
+    if shape is None:
+        shape = _expanded(starts, ends, orders)
+        if shapes is not None:
+            shapes[key] = shape
+    pcs, taken_from, added = shape
+    steps = np.repeat(order, ends - starts)[np.maximum(taken_from, 0)]
+    steps[taken_from < 0] = -1
+    return pcs, steps, total + added
+
+
+def _expanded(starts: np.ndarray, ends: np.ndarray, orders: dict) -> tuple:
+    """(pcs, the position in program order of the step each issues (-1: predicated off,
+    no step), instructions added) of a warp that ran segments ``starts``..``ends``: what
+    :func:`_expand` issues, whatever the steps (the issue orders only move them)."""
+    keep = len(starts)
     lengths = ends - starts
     offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]) if keep else lengths
     # each segment's pcs count up from its start: position + (start - the segment's offset)
     pcs = np.repeat(starts - offsets, lengths)
     pcs += np.arange(len(pcs), dtype=np.int64)
-    steps = np.repeat(order, lengths)
+    steps = np.arange(len(pcs), dtype=np.int64)
     for start in np.unique(starts).tolist() if orders else ():
         seq = orders.get(start)
         if seq is None:
@@ -281,7 +306,7 @@ def _expand(stream, orders: dict, cutoff: int | None) -> tuple:
     for chain in _region_chains(orders) if keep else ():
         runs += _predicated_runs(steps, starts, ends, offsets, *chain)
     if not runs:
-        return pcs, steps, total
+        return _frozen(pcs), _frozen(steps), 0
     out_p, out_s, at, added = [], [], 0, 0
     for first, end, new_p, new_s in sorted(runs, key=lambda run: run[0]):
         out_p += [pcs[at:first], new_p]
@@ -290,7 +315,13 @@ def _expand(stream, orders: dict, cutoff: int | None) -> tuple:
         at = end
     out_p.append(pcs[at:])
     out_s.append(steps[at:])
-    return np.concatenate(out_p), np.concatenate(out_s), total + added
+    return _frozen(np.concatenate(out_p)), _frozen(np.concatenate(out_s)), added
+
+
+def _frozen(array: np.ndarray) -> np.ndarray:
+    """``array``, read-only: the warps that share it must not change it."""
+    array.flags.writeable = False
+    return array
 
 
 def _predicated_runs(steps, starts, ends, offsets, seg_starts, seg_ends, seq,
@@ -385,6 +416,7 @@ def _round_streams(trace, blocks: list[int], sources: list[int], orders,
     cutoff = getattr(trace, "memory_cutoff", None)
     streams, source, stands, total, traced = [], [], [], 0, 0
     expanded: dict[int, tuple] = {}
+    shapes: dict[tuple, tuple] = {}  # per sequence of segments (see _expand)
     taken: list[np.ndarray] = []
     for block, src in zip(blocks, sources):
         for w in range(wpb):
@@ -392,7 +424,8 @@ def _round_streams(trace, blocks: list[int], sources: list[int], orders,
             if g not in by_warp:
                 continue
             if g not in expanded:
-                expanded[g] = (*_expand(by_warp[g], orders, cutoff), taken_steps(by_warp[g]))
+                expanded[g] = (*_expand(by_warp[g], orders, cutoff, shapes),
+                               taken_steps(by_warp[g]))
             pcs, steps, full, after = expanded[g]
             streams.append((pcs, steps))
             taken.append(after)
