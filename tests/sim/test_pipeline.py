@@ -598,29 +598,38 @@ def test_a_warp_that_branched_over_regions_issues_them_predicated_off():
 def test_the_issue_count_of_each_pc_is_that_of_the_warps_expanded_streams():
     from types import SimpleNamespace
 
-    from kerncast.sim._predict import _expand, _issued
-
     chain = ((0, 3, 5), (3, 5, 7), (5, 0, 1, 2, 3, 4, 6), (1,))
     streams = {0: SimpleNamespace(start=[0, 3, 5, 0, 5], end=[3, 5, 7, 3, 7],
                                   order=[0, 1, 2, 3, 4]),
                1: SimpleNamespace(start=[0, 5, 0, 3, 5], end=[3, 7, 3, 5, 7],
                                   order=[5, 6, 7, 8, 9])}
+    orders = {("chain", 0): chain}
+    executed, issued, expanded = _issue_counts(streams, orders)
+    assert issued.tolist() == expanded.tolist()
+    assert (expanded - executed).tolist() == [0, 0, 0, 2, 2, 0, 0]  # two runs skipped [3, 5)
+
+
+def _issue_counts(streams: dict, orders: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per pc of a 7-instruction program run by ``streams``: its executions, what
+    :func:`_issued` counts, and the pcs of the streams each expanded alone."""
+    from types import SimpleNamespace
+
+    from kerncast.sim._predict import _expand, _issued
+
     executed = np.zeros(7, np.int64)
     for stream in streams.values():
         for a, b in zip(stream.start, stream.end):
             executed[a:b] += 1
     trace = SimpleNamespace(program=SimpleNamespace(items=[None] * 7),
                             pc_counts=(executed, executed * 32), streams=lambda: streams)
-    orders = {("chain", 0): chain}
     expanded = sum(np.bincount(_expand(s, orders, None)[0], minlength=7) for s in streams.values())
-    assert _issued(trace, orders).tolist() == expanded.tolist()
-    assert (expanded - executed).tolist() == [0, 0, 0, 2, 2, 0, 0]  # two runs skipped [3, 5)
+    return executed, _issued(trace, orders), expanded
 
 
 def test_warps_that_ran_the_same_segments_share_their_pcs_and_keep_their_steps():
     from types import SimpleNamespace
 
-    from kerncast.sim._predict import _expand, _issued
+    from kerncast.sim._predict import _expand
 
     chain = ((0, 3, 5), (3, 5, 7), (5, 0, 1, 2, 3, 4, 6), (1,))
     orders = {("chain", 0): chain}
@@ -636,14 +645,8 @@ def test_warps_that_ran_the_same_segments_share_their_pcs_and_keep_their_steps()
         [12, 10, 10, 10, 11, 11, 12] + [14, 13, 13, 13, -1, -1, 14]
     # the issue counts add a repeated sequence once per warp that ran it
     streams = {0: one, 1: two, 2: SimpleNamespace(start=[0, 5], end=[3, 7], order=[20, 21])}
-    executed = np.zeros(7, np.int64)
-    for stream in streams.values():
-        for a, b in zip(stream.start, stream.end):
-            executed[a:b] += 1
-    trace = SimpleNamespace(program=SimpleNamespace(items=[None] * 7),
-                            pc_counts=(executed, executed * 32), streams=lambda: streams)
-    expanded = sum(np.bincount(_expand(s, orders, None)[0], minlength=7) for s in streams.values())
-    assert _issued(trace, orders).tolist() == expanded.tolist()
+    _, issued, expanded = _issue_counts(streams, orders)
+    assert issued.tolist() == expanded.tolist()
 
 
 def _raw_violations(program, start: int, order) -> list[tuple[int, int]]:
