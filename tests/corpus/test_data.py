@@ -204,3 +204,33 @@ def test_the_scatter_draws_its_keys_once_for_launches_of_every_tile(monkeypatch)
     assert np.array_equal(arrays[0]["keys"], draw(np.random.default_rng(0), n))
     last = make_args(kernel, configs[-1])  # the same inputs, with or without kept keys
     assert np.array_equal(last["offsets"], arrays[-1]["offsets"])
+
+
+@pytest.mark.parametrize("name, kept", [("pathfinder_rows", [0, 0]), ("radix_scatter", [0, 1])])
+def test_only_a_generator_that_reuses_them_keeps_the_last_launchs_inputs(monkeypatch, name,
+                                                                          kept):
+    """pathfinder_rows' generator reads its tunable pyr, and its inputs go before another
+    launch's are made; the radix-sort pass (KEEPS_PROBLEM) keeps them meanwhile."""
+    from kerncast.core import Array
+    from kerncast.corpus import module_of
+
+    kernel = get_kernel(name)
+    module = module_of(kernel)
+    monkeypatch.setattr(CorpusInputs, "_kept", [])
+    seen, generate = [], module.inputs
+
+    def noting(kernel_name, params, rng):
+        seen.append(len(CorpusInputs._kept))
+        return generate(kernel_name, params, rng)
+
+    monkeypatch.setattr(module, "inputs", noting)
+    names = {"pathfinder_rows": "pyr", "radix_scatter": "bx"}
+    tunable = names[name]
+    configs = kernel.launches("small")
+    first = configs[0]
+    other = next(c for c in configs if c.tunables[tunable] != first.tunables[tunable])
+    for config in (first, other):
+        _, launch = kernel.instance(config)
+        array = next(a for a in launch.args if isinstance(a, Array) and a.intent != "out")
+        array.values(np.random.default_rng(0))
+    assert seen == kept

@@ -9,7 +9,10 @@ Every application directory holds a Python module ``<app>.py`` with two function
 
 ``params`` holds the size parameters, the tunables and ``grid_x``/``block_x``... of the
 launch, so that layouts that depend on the launch (partial sums per block) can be
-generated and checked.
+generated and checked. A module whose inputs for a launch reuse arrays it made for
+another launch of the same problem (``KEEPS_PROBLEM = True``; the radix-sort pass's
+keys, whose offsets follow the tile) has the last launch's inputs kept while it makes
+the next; other inputs go first.
 """
 
 from __future__ import annotations
@@ -269,11 +272,10 @@ class CorpusInputs:
             if kept.serves(kernel, sizes, params):
                 return kept.args
         problem = dict(self.config.params)  # the problem size's, not the launch's
-        if not any(kept.kernel == kernel and _same(kept.problem, problem)
-                   for kept in self._kept):
+        reuses = getattr(module_of(self.kernel), "KEEPS_PROBLEM", False)
+        if not (reuses and any(kept.kernel == kernel and _same(kept.problem, problem)
+                               for kept in self._kept)):
             self._kept.clear()  # the last problem's inputs go before the next are made
-        # (those of the same problem at other tunables stay while the new are made: a
-        # generator may keep what they share, see the radix-sort pass's keys)
         reads = _Reads(params)
         args = make_args(self.kernel, self.config, seed=self.seed, poison_outputs=False,
                          params=reads)

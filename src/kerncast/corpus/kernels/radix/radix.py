@@ -13,8 +13,10 @@ import numpy as np
 CHUNK = 1 << 24
 
 # The keys last drawn, by the generator's state and count, while the inputs holding
-# them live: the scatter's launches of one problem differ only in their offsets.
+# them live: the scatter's launches of one problem differ only in their offsets (and
+# the inputs of its last launch are kept while the next are made).
 _LAST_KEYS: list = []
+KEEPS_PROBLEM = True
 
 
 def _keys(rng, n):
