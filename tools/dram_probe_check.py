@@ -26,7 +26,8 @@ sys.path.insert(0, str(ROOT / "src"))
 
 def main(argv: list[str] | None = None) -> int:
     from kerncast.calibrate import LOADED_CURVE, load_calibration
-    from kerncast.calibrate._run import LOADED_BYTES, LOADED_THREADS, SOURCE
+    from kerncast.calibrate import MICROBENCHMARKS
+    from kerncast.calibrate._run import LOADED_BYTES, LOADED_THREADS
     from kerncast.core import Kernel, Launch
     from kerncast.core._args import Array, Scalar
     from kerncast.sim import predict_launch
@@ -51,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
         blocks = sms * int(warps) * 32 // LOADED_THREADS
         threads = blocks * LOADED_THREADS
         trips = n // (threads * lines)
-        kernel = Kernel(f"dram_inflight_{lines}", path=SOURCE, options=("-std=c++17",))
+        kernel = Kernel(f"dram_inflight_{lines}", path=MICROBENCHMARKS, options=("-std=c++17",))
         launch = Launch((blocks, 1, 1), (LOADED_THREADS, 1, 1), args=(
             Array(dtype=np.float32, shape=(n,)), Scalar(np.int64(trips)),
             Array(dtype=np.float32, shape=(1,))))

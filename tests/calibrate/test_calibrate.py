@@ -15,13 +15,14 @@ from kerncast.calibrate import (
     granularity_from_curve,
     load_calibration,
 )
-from kerncast.calibrate._run import ARITH_OPS, SHARED_RATES, SOURCE
+from kerncast.calibrate import MICROBENCHMARKS
+from kerncast.calibrate._run import ARITH_OPS, SHARED_RATES
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
 def test_microbenchmarks_compile_and_define_every_kernel(tmp_path):
     ptx = tmp_path / "ubench.ptx"
-    subprocess.run(["nvcc", "-ptx", "-arch=sm_90", str(SOURCE), "-o", str(ptx)], check=True)
+    subprocess.run(["nvcc", "-ptx", "-arch=sm_90", str(MICROBENCHMARKS), "-o", str(ptx)], check=True)
     text = ptx.read_text()
     for suffix, _, _ in ARITH_OPS.values():
         assert f".entry lat_{suffix}(" in text and f".entry tput_{suffix}(" in text

@@ -24,7 +24,6 @@ from kerncast.devices import Device
 
 __all__ = ["ARITH_OPS", "PARTS", "run_calibration", "update_part"]
 
-SOURCE = MICROBENCHMARKS
 UNROLL, ILP = 32, 8
 # Instruction class -> (kernel suffix, dtype, PTX instructions per chain step).
 ARITH_OPS = {
@@ -60,7 +59,7 @@ class _Bench:
                                  "'kerncast[cuda]' on a machine with a GPU") from None
         self.cp = cp
         self.device = device
-        self.mod = cp.RawModule(code=SOURCE.read_text(), options=("-std=c++17",))
+        self.mod = cp.RawModule(code=MICROBENCHMARKS.read_text(), options=("-std=c++17",))
         props = cp.cuda.runtime.getDeviceProperties(0)
         self.name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
         self.sms = int(props["multiProcessorCount"])

@@ -22,7 +22,7 @@ import numpy as np
 from kerncast.calibrate import MICROBENCHMARKS, Calibration, load_calibration
 from kerncast.core import Array, Kernel, Launch, Scalar
 from kerncast.devices import get_device
-from kerncast.sim._machine import MEASURED, RELEASE, machine_for
+from kerncast.sim._machine import MEASURED, RELEASE, barrier_figures, machine_for
 from kerncast.sim._predict import predict_launch
 
 __all__ = ["release_figures", "simulated_period"]
@@ -51,10 +51,8 @@ def release_figures(device: str) -> dict[int, tuple[float, float, float]]:
     the release cost, the simulated period with it), from ``device``'s shipped
     calibration; empty where it has no measured periods."""
     cal = load_calibration(get_device(device).key)
-    measured = {int(k.removeprefix(MEASURED).split("_")[0]): float(v)
-                for k, v in cal.sync.items() if k.startswith(MEASURED)}
     out = {}
-    for warps, target in sorted(measured.items()):
+    for warps, target in barrier_figures(cal.sync, MEASURED):
         cost = 0.0
         for _ in range(STEPS):
             trial = replace(cal, sync={**cal.sync, f"{RELEASE}{warps}_warps": cost})

@@ -215,10 +215,8 @@ class Machine:
         simulated loop's own cycles are taken out: simulating the loop with it takes the
         measured period. On an H200, the periods charged as releases made the simulated
         loop 1.6x (1 warp) to 1.4x (32 warps) the measured one."""
-        sync = self.calibration.sync
         for prefix in (RELEASE, MEASURED):
-            known = sorted((int(k.removeprefix(prefix).split("_")[0]), float(v))
-                           for k, v in sync.items() if k.startswith(prefix))
+            known = barrier_figures(self.calibration.sync, prefix)
             if known:
                 break
         if not known:
@@ -317,6 +315,12 @@ class Machine:
         ``addresses`` (interpolated in log-log on the calibrated curve), or None where
         the calibration has no curve or ``addresses`` lies past its last point."""
         return self._rate_on("atomic_global_per_s_vs_addresses", addresses)
+
+
+def barrier_figures(sync: dict, prefix: str) -> list[tuple[int, float]]:
+    """(warps, cycles) of a calibration's ``<prefix><w>_warps`` figures, by warps."""
+    return sorted((int(k.removeprefix(prefix).split("_")[0]), float(v))
+                  for k, v in sync.items() if k.startswith(prefix))
 
 
 def _timings(cal: Calibration, schedulers: int, warp: int) -> tuple[dict, dict, dict]:
