@@ -27,6 +27,7 @@ def test_microbenchmarks_compile_and_define_every_kernel(tmp_path):
     for suffix, _, _ in ARITH_OPS.values():
         assert f".entry lat_{suffix}(" in text and f".entry tput_{suffix}(" in text
     for name in ("chase_l1", "chase_l2", "chase_shared", "bw_read", "bw_l2", "bw_shared",
+                 "bw_read_once", "bw_write_once", "bw_copy_once",
                  "atomic_global", "atomic_random", "atomic_shared", "barrier_loop",
                  "empty_kernel", "spin"):
         assert f".entry {name}(" in text
@@ -101,6 +102,7 @@ def test_only_names_the_part_it_can_measure_alone(capsys):
     assert main(["calibrate", "--device", "h100", "--only", "caches"]) == 2
     err = capsys.readouterr().err
     assert "'atomics'" in err and "'access'" in err and "'dram'" in err and "'shared'" in err
+    assert "'bandwidth'" in err
 
 
 def test_shipped_h200_dram_latency_grows_with_its_load():
@@ -143,3 +145,30 @@ def test_shipped_h200_shared_path_takes_a_cycle_per_128_bytes():
     assert memory["shared_cycles_broadcast_16"] == pytest.approx(2.0, rel=0.05)
     assert memory["shared_cycles_halves_16"] == pytest.approx(2.0, rel=0.05)
     assert memory["shared_cycles_off_4"] == pytest.approx(1.0, rel=0.05)
+
+
+@pytest.mark.parametrize("device", ["h100-sxm", "h200"])
+def test_shipped_dram_ceilings_are_the_faster_shape(device):
+    memory = load_calibration(device).memory
+    for stream in ("read", "write", "copy"):
+        ceiling, strided = memory[f"dram_{stream}_gbs"], memory[f"dram_{stream}_strided_gbs"]
+        assert ceiling >= strided
+    # writes and copies of blocks dispatched in order beat grid-stride loops
+    assert memory["dram_write_gbs"] > 1.05 * memory["dram_write_strided_gbs"]
+    assert memory["dram_copy_gbs"] > 1.05 * memory["dram_copy_strided_gbs"]
+
+
+def test_shipped_h200_dram_ceilings_were_measured_in_both_shapes():
+    memory = load_calibration("h200").memory
+    for stream in ("read", "write", "copy"):
+        assert memory[f"dram_{stream}_gbs"] == max(memory[f"dram_{stream}_once_gbs"],
+                                                   memory[f"dram_{stream}_strided_gbs"])
+
+
+def test_h100_ceilings_say_they_are_adopted_until_measured():
+    cal = load_calibration("h100-sxm")
+    adopted = cal.provenance["bandwidth_adopted"]
+    assert adopted["from"] == "h200" and "--only bandwidth" in adopted["why"]
+    for stream, ratio in adopted["ratios_once_over_strided"].items():
+        assert cal.memory[f"dram_{stream}_gbs"] == pytest.approx(
+            cal.memory[f"dram_{stream}_strided_gbs"] * ratio, abs=0.1)
