@@ -203,8 +203,9 @@ def _latencies(b: _Bench, progress) -> tuple[dict, dict]:
                     "l1_latency_vs_stride": strided}
 
 
-#: DRAM streams timed in both shapes: (name, buffers moved per element, kernel suffix)
-DRAM_STREAMS = (("read", 1, "read"), ("write", 1, "write"), ("copy", 2, "copy"))
+#: DRAM streams timed in both shapes (kernels ``bw_<stream>`` and ``bw_<stream>_once``),
+#: with the buffers each moves per element
+DRAM_STREAMS = (("read", 1), ("write", 1), ("copy", 2))
 
 
 def _dram_bandwidths(b: _Bench, progress) -> dict[str, float]:
@@ -224,9 +225,9 @@ def _dram_bandwidths(b: _Bench, progress) -> dict[str, float]:
             "copy": (a, c, np.int64(n))}
     shapes = {"strided": ("", (b.sms * 16,)), "once": ("_once", (-(-n // 256),))}
     out: dict[str, float] = {}
-    for stream, buffers, suffix in DRAM_STREAMS:
+    for stream, buffers in DRAM_STREAMS:
         for shape, (tail, grid) in shapes.items():
-            kernel = b.fn(f"bw_{suffix}{tail}")
+            kernel = b.fn(f"bw_{stream}{tail}")
             seconds = b.timed(lambda k=kernel, g=grid, s=stream: k(g, (256,), args[s]))
             out[f"dram_{stream}_{shape}_gbs"] = round(buffers * n * 16 / seconds / 1e9, 1)
         out[f"dram_{stream}_gbs"] = max(out[f"dram_{stream}_{shape}_gbs"] for shape in shapes)
