@@ -44,3 +44,14 @@ def test_block_too_large_exits_2(capsys):
 
 def test_non_integer_option_exits_2(capsys):
     assert main(["occupancy", "--device", "h100", "--block", "abc", "--regs", "32"]) == 2
+
+
+def test_devices_show_says_what_an_uncalibrated_device_is_predicted_from(capsys):
+    assert main(["devices", "show", "a100-80gb"]) == 0
+    out = capsys.readouterr().out
+    assert "no calibration of its own; h100-sxm's adapted to this spec" in out
+    assert "DRAM read, write and copy bandwidths" in out and "boost clock, 1410 MHz" in out
+    assert main(["devices", "show", "h200"]) == 0
+    out = capsys.readouterr().out
+    assert "static model: its own calibration (measured 2026-" in out
+    assert "adapted" not in out

@@ -106,6 +106,16 @@ def test_predict_for_a_device_given_as_its_spec_file(capsys, tmp_path):
     assert code == 0, err
     p = json.loads(out)
     assert p["based_on"]["device"] == "my-gpu" and p["seconds"] > 0
+    assert p["based_on"]["adapted_from"] == "h100-sxm"
+    assert any("boost clock, 1410 MHz" in line for line in p["based_on"]["adaptation"])
+
+
+def test_predict_for_an_uncalibrated_device_prints_what_it_assumes(capsys):
+    code, out, err = _run(capsys, ["predict", "corpus:copy_vector", "--size", "small",
+                                   "--device", "a100-80gb"])
+    assert code == 0, err
+    assert "calibration of h100-sxm was adapted to its spec, assuming:" in out
+    assert "  - DRAM read, write and copy bandwidths: h100-sxm's x" in out
 
 
 def test_a_breakdown_that_adds_up_to_more_than_the_total_is_said_to_overlap():

@@ -9,7 +9,7 @@ import pytest
 from kerncast import InputError
 from kerncast.devices import get_device
 from kerncast.sim import calibrated_devices, machine_for
-from kerncast.sim._machine import PIPES
+from kerncast.sim._machine import PIPES, adaptation
 
 
 @pytest.fixture(scope="module")
@@ -140,6 +140,20 @@ def test_an_uncalibrated_device_borrows_an_adapted_calibration(h100):
     got = a100.dram_bytes_per_cycle() * a100.clock_hz
     want = h100.dram_bytes_per_cycle() * h100.clock_hz * ratio
     assert got == pytest.approx(want, rel=1e-6)
+
+
+def test_an_adapted_calibration_lists_what_it_assumes(h100):
+    a100 = machine_for("a100-80gb")
+    spec, source = get_device("a100-80gb"), get_device("h100")
+    said = "\n".join(a100.assumptions)
+    ratio = spec.memory.peak_bandwidth_gbs / source.memory.peak_bandwidth_gbs
+    assert f"DRAM read, write and copy bandwidths: h100-sxm's x{ratio:.3g}" in said
+    assert "fp32 x0.5" in said and "fp64 x0.5" in said  # GA100's FP32 and FP64 halves
+    assert "the same cycles as on h100-sxm" in said
+    assert f"boost clock, {spec.compute.boost_clock_mhz:g} MHz" in said
+    assert a100.assumptions == adaptation(source, spec)
+    assert h100.assumptions == () and machine_for("h200").assumptions == ()
+    assert machine_for("h200", "h100-sxm").assumptions == adaptation(source, get_device("h200"))
 
 
 def test_another_devices_calibration_can_be_named_and_is_adapted_to_the_spec(h100):

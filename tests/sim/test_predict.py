@@ -271,6 +271,8 @@ def test_an_uncalibrated_device_says_whose_calibration_it_borrowed():
     result = predict_launch(*kernel.instance(kernel.launch("small")), "a100-80gb")
     assert result.based_on["adapted_from"] == "h100-sxm"
     assert result.based_on["sm_count"] == 108
+    assert any(line.startswith("DRAM read, write and copy bandwidths: h100-sxm's x")
+               for line in result.based_on["adaptation"])
 
 
 # -- bad input ---------------------------------------------------------------------------

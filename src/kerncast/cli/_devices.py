@@ -73,6 +73,7 @@ def show(
         return
     console.print(f"[bold]{dev.name}[/] ({dev.key}; aliases: {', '.join(dev.aliases) or '-'})")
     console.print(f"{dev.architecture}, compute capability {dev.compute_capability}, {dev.year}")
+    _show_calibration(dev)
     for section in ("compute", "limits", "allocation", "memory", "throughput"):
         table = Table(title=section, title_justify="left", show_header=False)
         table.add_column("field")
@@ -86,6 +87,22 @@ def show(
         console.print(table)
         if sec.notes:
             console.print(f"  note: {escape(str(sec.notes))}")
+
+
+def _show_calibration(dev: Device) -> None:
+    """Which calibration the static model predicts ``dev`` from, and, where it is another
+    device's, every assumption that rests on."""
+    from kerncast.sim import machine_for  # noqa: PLC0415 (on use: the simulator)
+
+    machine = machine_for(dev)
+    if not machine.assumptions:
+        measured = machine.calibration.provenance.get("measured_at", "at an unknown date")
+        console.print(f"static model: its own calibration (measured {escape(str(measured))})")
+        return
+    console.print(f"static model: no calibration of its own; "
+                  f"{escape(str(machine.adapted_from))}'s adapted to this spec, assuming:")
+    for line in machine.assumptions:
+        console.print(f"  - {escape(line)}")
 
 
 @app.command("occupancy")

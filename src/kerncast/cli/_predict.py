@@ -139,7 +139,10 @@ def predict_cmd(
     console.print("based on: " + escape(", ".join(f"{k}={v}" for k, v in basis.items())))
     if p.based_on.get("adapted_from"):
         console.print(f"note: {p.based_on['device']} has no calibration of its own; the "
-                      f"calibration of {p.based_on['adapted_from']} was adapted to its spec")
+                      f"calibration of {p.based_on['adapted_from']} was adapted to its spec, "
+                      "assuming:")
+        for line in p.based_on.get("adaptation", []):
+            console.print(f"  - {escape(str(line))}")
     if note := _straggler_note(p.seconds, p.based_on.get("straggler")):
         console.print(note)
     if p.based_on.get("warning"):

@@ -6,7 +6,8 @@ calibration micro-benchmarks (latencies, throughputs, achieved bandwidths, barri
 and launch costs). A device without a calibration borrows the calibration of the
 nearest calibrated architecture, adapted to its spec (clock-independent figures in
 cycles are kept; bandwidths and per-SM throughputs are scaled by the spec ratios),
-and says so in ``adapted_from``.
+and says so in ``adapted_from``, with what that assumes in ``Machine.assumptions``
+(:func:`adaptation`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from kerncast.calibrate import (CALIBRATION_DIR, LOADED_CURVE, STORE_CURVE, TURN
 from kerncast.devices import Device, get_device, list_devices
 from kerncast.ptx import InstrClass
 
-__all__ = ["PIPES", "Machine", "machine_for"]
+__all__ = ["PIPES", "Machine", "adaptation", "machine_for"]
 
 #: the calibration's cycles from a block's end to the next block's start in its slot
 TURNAROUND = "block_turnaround_cycles"
@@ -89,6 +90,9 @@ class Machine:
     #: lanes), and the heavy FP32 half per integer multiply (calibrated)
     alu_cycles: float = 2.0
     heavy_cycles: float = 2.0
+    #: what a prediction rests on where the calibration is another device's (empty where
+    #: the device has its own): each figure carried over, and how (:func:`adaptation`)
+    assumptions: tuple[str, ...] = ()
 
     @property
     def sm_count(self) -> int:
@@ -399,11 +403,22 @@ def _nearest_calibrated(device: Device) -> Device:
     return min(same_vendor, key=distance)
 
 
+#: the instruction classes an adapted calibration scales, by the spec's peak throughput of
+#: each (class, :class:`~kerncast.devices.Device` ``throughput`` field)
+SCALED_CLASSES = (("fp32", "fp32"), ("fp64", "fp64"), ("int", "int32"), ("sfu", "sfu"))
+
+
+def _ratios(source: Device, target: Device) -> tuple[float, float, float]:
+    """The specs' ratios of peak DRAM bandwidth, of boost clock and of SM count."""
+    return (target.memory.peak_bandwidth_gbs / source.memory.peak_bandwidth_gbs,
+            target.compute.boost_clock_mhz / source.compute.boost_clock_mhz,
+            target.compute.sm_count / source.compute.sm_count)
+
+
 def _adapt(cal: Calibration, source: Device, target: Device) -> Calibration:
-    """Scale a calibration's bandwidths and per-SM throughputs to another spec."""
-    bw = target.memory.peak_bandwidth_gbs / source.memory.peak_bandwidth_gbs
-    clock = target.compute.boost_clock_mhz / source.compute.boost_clock_mhz
-    sms = target.compute.sm_count / source.compute.sm_count
+    """Scale a calibration's bandwidths and per-SM throughputs to another spec
+    (:func:`adaptation` says what this assumes)."""
+    bw, clock, sms = _ratios(source, target)
     memory = dict(cal.memory)
     for key in ("dram_read_gbs", "dram_write_gbs", "dram_copy_gbs"):
         if key in memory:
@@ -411,7 +426,7 @@ def _adapt(cal: Calibration, source: Device, target: Device) -> Calibration:
     if "l2_read_gbs" in memory:
         memory["l2_read_gbs"] = memory["l2_read_gbs"] * clock * sms
     instructions = dict(cal.instructions)
-    for cls, attr in (("fp32", "fp32"), ("fp64", "fp64"), ("int", "int32"), ("sfu", "sfu")):
+    for cls, attr in SCALED_CLASSES:
         if cls in instructions:
             ratio = getattr(target.throughput, attr) / getattr(source.throughput, attr)
             old = instructions[cls]
@@ -421,10 +436,52 @@ def _adapt(cal: Calibration, source: Device, target: Device) -> Calibration:
                        adapted_from=source.key)
 
 
+def adaptation(source: Device, target: Device) -> tuple[str, ...]:
+    """What a prediction for ``target`` from ``source``'s calibration assumes, figure by
+    figure (:func:`_adapt` scales the bandwidths and four instruction classes; the rest
+    is carried over as measured)."""
+    bw, clock, sms = _ratios(source, target)
+    name = f"{source.key}'s"
+    classes = ", ".join(
+        f"{cls} x{getattr(target.throughput, attr) / getattr(source.throughput, attr):.3g}"
+        for cls, attr in SCALED_CLASSES)
+    return (
+        f"DRAM read, write and copy bandwidths: {name} x{bw:.3g}, the specs' ratio of peak "
+        "DRAM bandwidth",
+        f"L2 bandwidth: {name} x{clock * sms:.3g}, the specs' ratio of boost clock times SM "
+        "count",
+        f"instruction throughput per SM cycle: {name} times the specs' ratio of peak "
+        f"throughput for {classes}; every other class as on {source.key}",
+        f"latencies (instructions, L1, L2, DRAM, shared memory, atomics): the same cycles "
+        f"as on {source.key}",
+        f"the DRAM's latency under load, the shared-memory path, barriers, atomic rates and "
+        f"curves, scattered stores and L1 gathers: {name} figures, unscaled, where its "
+        "calibration has them",
+        f"launch overhead, block dispatch and a block slot's turnaround: {name}",
+        f"clock: the spec's boost clock, {target.compute.boost_clock_mhz:g} MHz (no clock "
+        "was measured under load)",
+        f"per SM, at most {SM_L2_BYTES_PER_CYCLE:g} bytes a cycle from the L2 and "
+        f"{SM_DRAM_BYTES_PER_CYCLE:g} from DRAM (the static model's constants for every "
+        "device)",
+        "SM count, schedulers, occupancy limits, cache sizes and shared-memory carve-outs: "
+        "the spec's",
+    )
+
+
+def _taken_as_is(cal: Calibration, dev: Device) -> tuple[str, ...]:
+    """What a prediction for ``dev`` assumes from a calibration it did not adapt."""
+    if cal.adapted_from is not None:
+        return (f"every figure: the calibration given, {cal.adapted_from}'s adapted to "
+                f"{cal.device} before it was given",)
+    return (f"every figure: {cal.device}'s calibration as it is, unscaled (kerncast has no "
+            f"spec of {cal.device} to scale it from)",)
+
+
 def machine_for(device: str | Device, calibration: str | Calibration | None = None) -> Machine:
     """The simulator's machine for ``device`` (its own calibration, or an adapted one)."""
     dev = get_device(device)
     adapted = None
+    assumptions: tuple[str, ...] = ()
     if isinstance(calibration, Calibration):
         cal = calibration
     elif calibration is not None:
@@ -432,13 +489,15 @@ def machine_for(device: str | Device, calibration: str | Calibration | None = No
         source = _spec_of(cal.device)
         if cal.device != dev.key and cal.adapted_from is None and source is not None:
             cal = _adapt(cal, source, dev)  # another device's figures, scaled to this spec
-            adapted = source.key
+            adapted, assumptions = source.key, adaptation(source, dev)
     elif (CALIBRATION_DIR / f"{dev.key}.json").exists():
         cal = load_calibration(dev.key)
     else:
         source = _nearest_calibrated(dev)
         cal = _adapt(load_calibration(source.key), source, dev)
-        adapted = source.key
+        adapted, assumptions = source.key, adaptation(source, dev)
+    if not assumptions and (cal.device != dev.key or cal.adapted_from is not None):
+        assumptions = _taken_as_is(cal, dev)
     if cal.device != dev.key and adapted is None and cal.adapted_from is None:
         adapted = cal.device
     seen = cal.provenance.get("sm_clock_mhz_seen")
@@ -450,7 +509,7 @@ def machine_for(device: str | Device, calibration: str | Calibration | None = No
                    clock_hz=clock * 1e6, schedulers=schedulers, issue=issue, latency=latency,
                    pipe_of=pipe_of, sequence={k.value: v for k, v in _SEQUENCE.items()},
                    alu_cycles=max(1.0, warp / (dev.throughput.int32 / schedulers)),
-                   heavy_cycles=issue[InstrClass.INT_MUL.value])
+                   heavy_cycles=issue[InstrClass.INT_MUL.value], assumptions=assumptions)
 
 
 def calibrated_devices() -> list[str]:

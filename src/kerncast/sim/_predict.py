@@ -786,7 +786,8 @@ def _predict_launch(kernel: Kernel, launch: Launch, device: str | Device, jobs: 
     seconds = fixed + max(execute + retiring, dispatch)
     return _result(seconds, cycles, full, machine, fixed + max(retiring, dispatch - execute), {
         "device": dev.key, "calibration": machine.calibration.device,
-        "adapted_from": machine.adapted_from, "store_rates_from": machine.store_curve_source(),
+        "adapted_from": machine.adapted_from, "adaptation": list(machine.assumptions),
+        "store_rates_from": machine.store_curve_source(),
         "compiler": f"{tu.toolchain.name} {tu.toolchain.version}",
         "registers": res.registers, "register_bank_conflicts": banks, "issue_slots": issue,
         "shared_bytes": shared, "blocks_per_sm": psat, "limiting": occ.limiting,
