@@ -17,6 +17,16 @@ def test_devices_json_lists_every_spec(capsys):
     assert main(["devices", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert {"h100-sxm", "h200", "gtx-580"} <= {r["key"] for r in rows}
+    by_key = {r["key"]: r for r in rows}
+    assert by_key["h200"]["calibration"] == "h200" and not by_key["h200"]["calibration_adapted"]
+    assert by_key["a100-80gb"]["calibration"] == "h100-sxm"
+    assert by_key["a100-80gb"]["calibration_adapted"]
+
+
+def test_devices_table_says_which_calibration_each_is_predicted_from(capsys):
+    assert main(["devices"]) == 0
+    out = capsys.readouterr().out
+    assert "calibration" in out and "own" in out and "adapted" in out
 
 
 def test_devices_show_names_sources(capsys):

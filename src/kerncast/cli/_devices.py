@@ -22,6 +22,9 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Write JSON for scripts.")
 
 
 def _summary(dev: Device) -> dict:
+    from kerncast.sim import machine_for  # noqa: PLC0415 (on use: the simulator)
+
+    machine = machine_for(dev)
     return {
         "key": dev.key,
         "name": dev.name,
@@ -34,6 +37,10 @@ def _summary(dev: Device) -> dict:
         "peak_bandwidth_gbs": dev.memory.peak_bandwidth_gbs,
         "l2_kib": dev.memory.l2_kib,
         "aliases": list(dev.aliases),
+        # the calibration the static model predicts it from, and whether it is another
+        # device's adapted to this spec
+        "calibration": machine.adapted_from or machine.calibration.device,
+        "calibration_adapted": bool(machine.assumptions),
     }
 
 
@@ -47,15 +54,20 @@ def devices(ctx: typer.Context, as_json: JsonOpt = False) -> None:
         print_json(rows)
         return
     table = Table(title=f"{len(rows)} devices", title_justify="left")
-    for col in ("key", "name", "arch", "CC", "SMs", "GHz", "fp32 TFLOP/s", "GB/s", "L2 MiB"):
-        table.add_column(col, justify="right" if col not in ("key", "name", "arch") else "left")
+    left = ("key", "name", "arch", "calibration")
+    for col in ("key", "name", "arch", "CC", "SMs", "GHz", "fp32 TFLOP/s", "GB/s", "L2 MiB",
+                "calibration"):
+        table.add_column(col, justify="left" if col in left else "right")
     for r in rows:
         table.add_row(
             r["key"], r["name"], r["architecture"], r["compute_capability"], str(r["sm_count"]),
             f"{r['boost_clock_mhz'] / 1000:.2f}", f"{r['peak_fp32_gflops'] / 1000:.1f}",
             f"{r['peak_bandwidth_gbs']:.0f}", f"{r['l2_kib'] / 1024:.1f}",
+            f"{r['calibration']}, adapted" if r["calibration_adapted"] else "own",
         )
     console.print(table)
+    console.print("calibration: what the static model predicts a device from; 'kerncast "
+                  "devices show KEY' lists what an adapted one assumes")
 
 
 @devices_app.command("show")
