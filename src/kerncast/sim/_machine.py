@@ -468,8 +468,8 @@ def adaptation(source: Device, target: Device) -> tuple[str, ...]:
     )
 
 
-def _taken_as_is(cal: Calibration, dev: Device) -> tuple[str, ...]:
-    """What a prediction for ``dev`` assumes from a calibration it did not adapt."""
+def _taken_as_is(cal: Calibration) -> tuple[str, ...]:
+    """What a prediction assumes from another device's calibration it did not adapt."""
     if cal.adapted_from is not None:
         return (f"every figure: the calibration given, {cal.adapted_from}'s adapted to "
                 f"{cal.device} before it was given",)
@@ -497,7 +497,7 @@ def machine_for(device: str | Device, calibration: str | Calibration | None = No
         cal = _adapt(load_calibration(source.key), source, dev)
         adapted, assumptions = source.key, adaptation(source, dev)
     if not assumptions and (cal.device != dev.key or cal.adapted_from is not None):
-        assumptions = _taken_as_is(cal, dev)
+        assumptions = _taken_as_is(cal)
     if cal.device != dev.key and adapted is None and cal.adapted_from is None:
         adapted = cal.device
     seen = cal.provenance.get("sm_clock_mhz_seen")
