@@ -17,6 +17,7 @@ import pytest
 from kerncast.emu import emulate
 from kerncast.ptx import parse, read_registers, written_registers
 from kerncast.sim import machine_for
+from kerncast.sim._loop import compiled
 from kerncast.sim._machine import PIPES
 from kerncast.sim._memory import RequestCost
 from kerncast.sim._pipeline import (BRANCH_PREDICATE_CYCLES, FP64_SHADOW, K_ALU, K_BAR, K_MEM,
@@ -210,13 +211,43 @@ def _one_load(share: float) -> dict:
     return {(0, 0, 0): RequestCost(LOAD, GLOBAL, (0, 1, 2, 3), 1, 1, share)}
 
 
+def _first_draw(machine) -> float:
+    """Cycles the first DRAM read of a round lies off the mean latency (its draw from the
+    calibrated spread)."""
+    spread = machine.dram_spread()
+    return compiled().dram_spread(np.zeros(12), np.asarray(spread[0] if spread else ()), 1)
+
+
 def test_a_load_costs_the_latency_of_the_level_it_reaches(machine):
     table = _load_then_use(machine)
     dram = _run(machine, [[0, 1]], table, _one_load(1.0)).cycles
     l2 = _run(machine, [[0, 1]], table, _one_load(0.0)).cycles
-    assert dram >= machine.dram_latency
     assert machine.l2_latency <= l2 < machine.dram_latency
-    assert dram - l2 == pytest.approx(machine.dram_latency - machine.l2_latency, rel=0.05)
+    assert dram - l2 == pytest.approx(
+        machine.dram_latency - machine.l2_latency + _first_draw(machine), rel=0.05)
+
+
+def test_a_block_waits_for_the_slowest_of_its_warps_dram_reads(machine, monkeypatch):
+    """Each read draws its own latency from the calibrated spread: the more warps a block
+    has, the later its last one ends, while the mean latency stays the calibrated one."""
+    table = _load_then_use(machine)
+    spread = machine.dram_spread()
+    assert spread is not None and abs(np.mean(spread[0])) < 1.0
+
+    def last_end(warps: int) -> float:
+        costs = {(w, 0, 0): RequestCost(LOAD, GLOBAL, (4 * w, 4 * w + 1, 4 * w + 2, 4 * w + 3),
+                                        1, 1, 1.0) for w in range(warps)}
+        streams = [(np.array([0, 1]), np.zeros(2, np.int64)) for _ in range(warps)]
+        return simulate_round(streams, table, _nregs(table), costs, machine, active_sms=1,
+                              warps_per_block=warps, l1_bytes=200 * 1024,
+                              l2_share_bytes=400 * 1024, source=list(range(warps))).cycles
+
+    one, eight, thirty_two = last_end(1), last_end(8), last_end(32)
+    assert one < eight < thirty_two
+    # the latest of 32 reads lies in the spread's top quantiles
+    assert thirty_two - one >= 0.5 * (max(spread[0]) - _first_draw(machine))
+    monkeypatch.setattr(type(machine), "dram_spread", lambda self: None)
+    assert last_end(32) < thirty_two
 
 
 def test_a_reload_hits_in_l1(machine):

@@ -23,8 +23,8 @@ from pathlib import Path
 
 from kerncast._errors import InputError
 
-__all__ = ["CALIBRATION_DIR", "LOADED_CURVE", "STORE_CURVE", "TURNAROUND_CURVE", "Calibration",
-           "InstructionTiming", "load_calibration"]
+__all__ = ["CALIBRATION_DIR", "LOADED_CURVE", "SPREAD_CURVE", "STORE_CURVE", "TURNAROUND_CURVE",
+           "Calibration", "InstructionTiming", "load_calibration"]
 
 CALIBRATION_DIR = Path(__file__).with_name("data")
 #: the micro-benchmarks' CUDA source
@@ -36,6 +36,9 @@ STORE_CURVE = "store_sectors_per_clk_sm_vs_shape"
 TURNAROUND_CURVE = "block_turnaround_cycles_vs_warps"
 #: the DRAM under load: [bytes in flight per SM, warps per SM, read GB/s, latency cycles]
 LOADED_CURVE = "dram_latency_vs_inflight"
+#: single DRAM reads' latencies at light load: [quantile, cycles] at evenly spaced
+#: quantiles (their mean is the latencies' mean)
+SPREAD_CURVE = "dram_latency_quantiles"
 
 
 @dataclass(frozen=True)

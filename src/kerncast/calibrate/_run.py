@@ -18,7 +18,7 @@ import numpy as np
 from kerncast import __version__
 from kerncast._errors import ToolchainError
 from kerncast.calibrate._analysis import cache_size_from_curve, fit_line, granularity_from_curve
-from kerncast.calibrate._model import (LOADED_CURVE, MICROBENCHMARKS, STORE_CURVE,
+from kerncast.calibrate._model import (LOADED_CURVE, MICROBENCHMARKS, SPREAD_CURVE, STORE_CURVE,
                                        TURNAROUND_CURVE, Calibration, InstructionTiming)
 from kerncast.devices import Device
 
@@ -513,6 +513,37 @@ def _loaded_latency(b: _Bench, progress) -> dict[str, list[list[float]]]:
     return {LOADED_CURVE: curve}
 
 
+#: warps per SM of the spread probe (a light load: well under a tenth of the DRAM's
+#: bandwidth), the trips each warp records, the first of them left out (the wave's
+#: start) and the quantiles kept
+SPREAD_WARPS, SPREAD_SAMPLES, SPREAD_SKIP, SPREAD_QUANTILES = 8, 48, 8, 16
+
+
+def _latency_spread(b: _Bench, progress) -> dict[str, list[list[float]]]:
+    """How single DRAM reads' latencies spread at light load (``dram_spread``): each warp
+    times one 128-byte line at a time through a buffer four times the L2 or larger; the
+    latencies at :data:`SPREAD_QUANTILES` evenly spaced quantiles, ``[quantile,
+    cycles]``. A block waits for its last warp, so the spread, not only the mean, sets
+    how long a block that streams through DRAM holds its slot."""
+    cp = b.cp
+    n = max(LOADED_BYTES, 4 * b.l2_bytes) // 4
+    src = cp.ones(n, dtype=cp.float32)
+    sink = cp.zeros(1, dtype=cp.float32)
+    blocks = b.sms * SPREAD_WARPS * 32 // LOADED_THREADS
+    threads = blocks * LOADED_THREADS
+    lat = cp.zeros(threads // 32 * SPREAD_SAMPLES, dtype=cp.int32)
+    b.timed(lambda: b.fn("dram_spread")((blocks,), (LOADED_THREADS,), (
+        src, np.int64(n // threads), np.int32(SPREAD_SAMPLES), lat, sink)), reps=1)
+    samples = cp.asnumpy(lat).reshape(-1, SPREAD_SAMPLES)[:, SPREAD_SKIP:].astype(float)
+    quantiles = (np.arange(SPREAD_QUANTILES) + 0.5) / SPREAD_QUANTILES
+    cycles = np.quantile(samples, quantiles)
+    progress(f"DRAM latency spread at light load: mean {samples.mean():.0f}, "
+             f"standard deviation {samples.std():.0f}, quantiles "
+             + ", ".join(f"{c:.0f}" for c in cycles[::3]) + " cycles")
+    return {SPREAD_CURVE: [[round(float(q), 4), round(float(c), 1)]
+                           for q, c in zip(quantiles, cycles)]}
+
+
 def _provenance(b: _Bench) -> dict:
     cp = b.cp
     return {
@@ -528,7 +559,7 @@ def _provenance(b: _Bench) -> dict:
 
 
 #: the parts of a calibration that can be measured again alone
-PARTS = ("atomics", "access", "launch", "dram", "shared", "bandwidth")
+PARTS = ("atomics", "access", "launch", "dram", "spread", "shared", "bandwidth")
 
 
 def update_part(calibration: Calibration, device: Device, part: str,
@@ -537,7 +568,8 @@ def update_part(calibration: Calibration, device: Device, part: str,
     provenance records the update. ``atomics``: the atomic rates, latency and the
     random-address curve; ``access``: the scattered store and L1 gather curves;
     ``launch``: the launch overhead, the block dispatch rate and a slot's turnaround (by
-    warps per block); ``dram``: the DRAM latency under load; ``shared``: the
+    warps per block); ``dram``: the DRAM latency under load; ``spread``: how single
+    DRAM reads' latencies spread at light load; ``shared``: the
     shared-memory path's cycles per warp access; ``bandwidth``: the DRAM's read, write
     and copy bandwidths."""
     if part not in PARTS:
@@ -554,6 +586,8 @@ def update_part(calibration: Calibration, device: Device, part: str,
         curves.update(curve)
     elif part == "dram":
         curves.update(_loaded_latency(bench, progress))
+    elif part == "spread":
+        curves.update(_latency_spread(bench, progress))
     elif part == "shared":
         memory.update(_shared_rates(bench, progress))
     elif part == "bandwidth":
@@ -578,6 +612,7 @@ def run_calibration(device: Device, progress: Callable[[str], None] = print) -> 
     sync = _barriers(bench, progress)
     memory.update(_shared_rates(bench, progress))
     curves.update(_loaded_latency(bench, progress))
+    curves.update(_latency_spread(bench, progress))
     launch, turnaround = _launch(bench, progress)
     curves.update(turnaround)
     return Calibration(device=device.key, provenance=_provenance(bench),

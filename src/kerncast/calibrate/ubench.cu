@@ -401,6 +401,29 @@ DRAM_INFLIGHT(2)
 DRAM_INFLIGHT(4)
 DRAM_INFLIGHT(8)
 
+// The spread of single DRAM reads' latencies at light load: each warp streams one
+// 128-byte line at a time through a buffer beyond the L2, and lane 0 records the SM
+// clock before each load and once its value has been used (the volatile add waits for
+// the load, the clock read issues after it), the first `samples` trips of the warp.
+extern "C" __global__ void dram_spread(const float* __restrict__ src, long long trips,
+                                       int samples, int* __restrict__ lat, float* sink) {
+  long long stride = (long long)gridDim.x * blockDim.x;
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  long long warp = i >> 5;
+  float acc = 0.0f;
+#pragma unroll 1
+  for (long long t = 0; t < trips; t++) {
+    long long t0, t1;
+    asm volatile("mov.u64 %0, %%clock64;" : "=l"(t0) :: "memory");
+    float v = src[i];
+    asm volatile("add.f32 %0, %0, %1;" : "+f"(acc) : "f"(v));
+    asm volatile("mov.u64 %0, %%clock64;" : "=l"(t1) :: "memory");
+    if ((threadIdx.x & 31) == 0 && t < samples) lat[warp * samples + t] = (int)(t1 - t0);
+    i += stride;
+  }
+  if (acc == 12345.0f) sink[0] = acc;
+}
+
 // Spin for `cycles` clock cycles: queued ahead of a timed launch so that the host's
 // launch gaps fall outside the timed interval.
 extern "C" __global__ void spin(long long cycles) {

@@ -39,8 +39,8 @@ def _tunables(config: list[str] | None) -> dict[str, int]:
 
 def _waits(based_on: dict) -> dict[str, str]:
     """The static model's calibrated waits, a line each: the block turnaround the rounds
-    waited for and the most the DRAM's latency grew with its load (``--json`` has them
-    whole)."""
+    waited for, the most the DRAM's latency grew with its load and how far single reads'
+    latencies spread (``--json`` has them whole)."""
     out = {}
     turnaround = based_on.get("block_turnaround")
     if isinstance(turnaround, dict):
@@ -49,6 +49,10 @@ def _waits(based_on: dict) -> dict[str, str]:
     if isinstance(loaded, dict):
         out["dram_load_latency"] = (f"up to +{loaded['most_cycles']:.0f} cycles at "
                                     f"{loaded['at_share']:.0%} of peak ({loaded['calibration']})")
+    spread = based_on.get("dram_spread")
+    if isinstance(spread, dict):
+        out["dram_spread"] = (f"standard deviation {spread['std_cycles']:.0f} cycles "
+                              f"({spread['calibration']})")
     return out
 
 

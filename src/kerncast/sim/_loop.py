@@ -30,8 +30,8 @@ import numpy as np
 from kerncast.trace import KINDS, SECTOR, SPACES
 
 __all__ = ["DRAM_CHUNK", "LRU", "bandwidth_transfer", "cache_load", "cache_store", "dram_added",
-           "dram_transfer", "jit", "lru_size", "new_lru", "new_set", "partial_store_cycles",
-           "reserve_set", "round_scratch", "set_add",
+           "dram_spread", "dram_transfer", "jit", "lru_size", "new_lru", "new_set",
+           "partial_store_cycles", "reserve_set", "round_scratch", "set_add",
            "run_round", "compiled", "for_round", "INTERPRETED"]
 
 _INF = math.inf
@@ -425,8 +425,10 @@ def cache_store(l1, l2, warm, dram_stat, sectors, lo, hi):
 
 # ---------------------------------------------------------------------------------------
 # Memory servers. bw (the L2's share): [free, per_byte, busy, bytes]. The DRAM's share:
-# [free, per_byte, busy, bytes, read, write, turn, written, window, recent, seen], and its
-# loaded-latency curve (load_x, load_y; empty where it has none).
+# [free, per_byte, busy, bytes, read, write, turn, written, window, recent, seen, reads],
+# its loaded-latency curve (load_x, load_y; empty where it has none) and the spread of
+# single reads' latencies (cycles off the mean at evenly spaced quantiles; empty where
+# the calibration has none).
 
 @jit(inline=True)
 def _interp(xs, ys, x):
@@ -476,6 +478,34 @@ def dram_added(dram, load_x, load_y):
     if load_x.shape[0] == 0:
         return 0.0
     return _interp(load_x, load_y, dram[9] / dram[8])
+
+
+#: the golden ratio's fractional part: consecutive multiples of it fall evenly through
+#: [0, 1) (a low-discrepancy sequence), so that the reads that issue together, as a
+#: block's warps' do, take quantiles spread over the whole distribution
+_GOLDEN = 0.6180339887498949
+
+
+@jit
+def dram_spread(dram, spread, lines):
+    """Cycles the next DRAM read's latency lies off the mean: the next quantile of a
+    low-discrepancy sequence through the calibrated spread, the latest of ``lines``
+    lines (each line its own draw: the latest of ``n`` uniform quantiles is a uniform
+    quantile to the power ``1 / n``)."""
+    k = spread.shape[0]
+    if k == 0:
+        return 0.0
+    dram[11] += 1.0
+    u = (dram[11] * _GOLDEN) % 1.0
+    if lines > 1:
+        u = u ** (1.0 / lines)
+    x = u * k - 0.5
+    if x <= 0.0:
+        return spread[0]
+    if x >= k - 1:
+        return spread[k - 1]
+    i = int(x)
+    return spread[i] + (x - i) * (spread[i + 1] - spread[i])
 
 
 # ---------------------------------------------------------------------------------------
@@ -556,7 +586,7 @@ _STORE, _ATOMIC = KINDS.index("store"), KINDS.index("atomic")
 @jit
 def _memory(cost, offset, now, r_kind, r_space, r_lines, r_waves, r_share, r_nbytes,
             r_traffic, sec_ptr, sec_idx, buf, chunks, lat, l1, l2c, pages, warm, stats,
-            dram_stat, dram, load_x, load_y, l2, store_x, store_y, scattered):
+            dram_stat, dram, load_x, load_y, spread, l2, store_x, store_y, scattered):
     """(latency the warp sees, cycles the load/store path is held) of request ``cost``."""
     if cost < 0:  # predicated off in every lane: issued, nothing moves
         return 1.0, lat[6]
@@ -598,7 +628,9 @@ def _memory(cost, offset, now, r_kind, r_space, r_lines, r_waves, r_share, r_nby
     if to_dram:
         moved = dram_transfer(dram, load_x, now, 32.0 * to_dram * traffic, False)
         added = dram_added(dram, load_x, load_y)
-        delay = max(delay, moved, added)
+        # the request's own draw from the spread, as far as its data comes from DRAM
+        delay = max(delay, moved, added) + r_share[cost] * dram_spread(
+            dram, spread, max(1, r_lines[cost]))
     return ready - now + delay, hold
 
 
@@ -645,7 +677,7 @@ def run_round(scratch, o_kind, o_late, o_pipe, o_issue, o_slots, o_lat, o_shadow
               r_kind, r_space, r_lines, r_waves, r_share, r_nbytes, r_traffic,
               sec_ptr, sec_idx, s_off, scattered, fp64_shadow,
               l1, l2c, pages, warm, stats, dram_stat,
-              dram, load_x, load_y, l2, store_x, store_y,
+              dram, load_x, load_y, spread, l2, store_x, store_y,
               lat, nregs, n_sched, lsu, timing, marks, sm_marks):
     """Issue every warp's stream, in the arrays of :func:`round_scratch` (``scratch``)."""
     (pos, ready, sched_free, pipe_free, busy, finish, marked, sm_marked, totals, live,
@@ -682,6 +714,7 @@ def run_round(scratch, o_kind, o_late, o_pipe, o_issue, o_slots, o_lat, o_shadow
         borrow(load_x)
     load_y, l2, store_x, store_y = borrow(load_y), borrow(l2), borrow(store_x), \
         borrow(store_y)
+    spread = borrow(spread)
     lat, timing, marks, sm_marks = borrow(lat), borrow(timing), borrow(marks), \
         borrow(sm_marks)
     dispatch_gap, turnaround, bar_cost = timing[0], timing[1], timing[2]
@@ -816,7 +849,8 @@ def run_round(scratch, o_kind, o_late, o_pipe, o_issue, o_slots, o_lat, o_shadow
             latency, hold = _memory(s_cost[at], offset, now, r_kind, r_space, r_lines,
                                     r_waves, r_share, r_nbytes, r_traffic, sec_ptr, sec_idx,
                                     buf, chunks, lat, l1, l2c, pages, warm, stats, dram_stat,
-                                    dram, load_x, load_y, l2, store_x, store_y, scattered)
+                                    dram, load_x, load_y, spread, l2, store_x, store_y,
+                                    scattered)
             lsu_free = now + hold
             if armed[s] == w:
                 armed[s] = -1

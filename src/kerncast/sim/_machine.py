@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from kerncast._errors import InputError
-from kerncast.calibrate import (CALIBRATION_DIR, LOADED_CURVE, STORE_CURVE, TURNAROUND_CURVE,
-                                Calibration, load_calibration)
+from kerncast.calibrate import (CALIBRATION_DIR, LOADED_CURVE, SPREAD_CURVE, STORE_CURVE,
+                                TURNAROUND_CURVE, Calibration, load_calibration)
 from kerncast.devices import Device, get_device, list_devices
 from kerncast.ptx import InstrClass
 
@@ -289,6 +289,31 @@ class Machine:
         base = points[0][1]  # the latency at the lightest load
         return (tuple(u for u, _ in points),
                 tuple(max(0.0, cycles - base) for _, cycles in points), source)
+
+    def dram_spread(self) -> tuple[tuple[float, ...], str] | None:
+        """(cycles a single DRAM read's latency lies off the mean at evenly spaced
+        quantiles, the calibration they come from) from the spread probe
+        (``kerncast calibrate --only spread``) of this device, else of a calibrated device
+        of the same architecture, scaled by the ratio of the two DRAM latencies (the
+        spread is the memory system's, its size relative to the latency is taken to carry
+        over); None where neither has it. The mean DRAM latency stays the calibrated
+        one: a block waits for its last warp, so the spread lengthens a block whose warps
+        each wait on DRAM without moving the average load."""
+        own = self.calibration.curves.get(SPREAD_CURVE)
+        found = (own, self.dram_latency) if own else None
+        source: str | None = self.calibration.device
+        if not own:
+            found, source = _same_architecture(
+                self.device.key, self.device.architecture,
+                lambda other: (other.curves[SPREAD_CURVE],
+                               other.memory.get("dram_latency_cycles", 700.0))
+                if other.curves.get(SPREAD_CURVE) else None)
+        if not found or source is None:
+            return None
+        curve, latency = found
+        cycles = np.array([c for _, c in curve], np.float64)
+        scale = self.dram_latency / latency if latency > 0 else 1.0
+        return tuple(((cycles - cycles.mean()) * scale).tolist()), source
 
     def launch_seconds(self, blocks: int) -> float:
         return self.launch_fixed_seconds() + self.dispatch_seconds(blocks)

@@ -497,19 +497,24 @@ class _Dram(_Bandwidth):
     with the share of the time the server was busy over the last ``window`` cycles (a
     decaying sum), as the calibrated DRAM's grows with its load. ``state`` goes on with
     [read, write and turnaround cycles per byte, bytes written, window, recent busy
-    time, the cycle it was last decayed to]."""
+    time, the cycle it was last decayed to, reads drawn from ``spread``]. With the
+    calibrated spread of single reads' latencies (``spread``: cycles off the mean at
+    evenly spaced quantiles), each read's latency is its own draw from it, the reads in
+    the order they come taking quantiles spread evenly
+    (:func:`~kerncast.sim._loop.dram_spread`)."""
 
-    __slots__ = ("load_x", "load_y")
+    __slots__ = ("load_x", "load_y", "spread")
 
     def __init__(self, read: float, write: float, copy: float,
                  load: tuple[tuple[float, ...], tuple[float, ...]] | None = None,
-                 window: float = 1.0):
+                 window: float = 1.0, spread: tuple[float, ...] = ()):
         read_c, write_c = 1.0 / read, 1.0 / write
         turn = max(0.0, 1.0 / copy - 0.5 * (read_c + write_c))
         self.state = np.array([0.0, read_c, 0.0, 0.0, read_c, write_c, turn, 0.0,
-                               max(window, 1.0), 0.0, 0.0])
+                               max(window, 1.0), 0.0, 0.0, 0.0])
         self.load_x = np.asarray(load[0] if load is not None else (), np.float64)
         self.load_y = np.asarray(load[1] if load is not None else (), np.float64)
+        self.spread = np.asarray(spread, np.float64)
 
     def transfer(self, now: float, nbytes: float, store: bool = False) -> float:
         return float(compiled().dram_transfer(self.state, self.load_x, float(now), float(nbytes),
@@ -566,9 +571,9 @@ class _Sim:
         per_sm = machine.l1_fill_bytes_per_cycle()
         cap = machine.sm_dram_bytes_per_cycle()
         read, write, copy = (min(rate * share, cap) for rate in machine.dram_rates())
-        loaded = machine.dram_load_latency()
+        loaded, spread = machine.dram_load_latency(), machine.dram_spread()
         self.dram = _Dram(read, write, copy, None if loaded is None else loaded[:2],
-                          machine.dram_latency)
+                          machine.dram_latency, () if spread is None else spread[0])
         self.l2 = _Bandwidth(min(machine.l2_bytes_per_cycle() * share, per_sm))
         self.warps_per_block = warps_per_block
         self.next_in_slot = -(-one // warps_per_block)  # blocks of one generation
@@ -715,7 +720,8 @@ class _Sim:
                 bw_ptr, bw_idx, self.next_in_slot, n_blocks,
                 *fields, s_off, SCATTERED, FP64_SHADOW,
                 caches.l1, caches.l2, caches.pages, caches.warm, caches.counts, caches.dram,
-                self.dram.state, self.dram.load_x, self.dram.load_y, self.l2.state,
+                self.dram.state, self.dram.load_x, self.dram.load_y, self.dram.spread,
+                self.l2.state,
                 store_x, store_y, np.asarray(self.lat, np.float64), self.nregs,
                 self.m.schedulers, _LSU,
                 np.array([self.dispatch_gap, self.turnaround, self.bar_cost], np.float64),

@@ -797,6 +797,7 @@ def _predict_launch(kernel: Kernel, launch: Launch, device: str | Device, jobs: 
         "block_phases": "together" if drift is None else "spread",
         "block_turnaround": _turnaround(machine, full, trace.warps_per_block),
         "dram_load_latency": _load_latency(machine),
+        "dram_spread": _spread(machine),
         "round_instructions": full.instructions, "extrapolated": full.scale,
         "emulated_blocks": len(emulated) + len(probes), "data_dependent": dependent,
         "short_blocks": uneven, "inputs": inputs,
@@ -822,6 +823,17 @@ def _turnaround(machine: Machine, full: RoundResult, warps: int) -> dict | None:
         return None
     cycles, source = machine.block_turnaround(warps)
     return {"cycles": cycles, "calibration": source}
+
+
+def _spread(machine: Machine) -> dict | None:
+    """How far single DRAM reads' latencies spread about their mean in the simulation
+    (each read its own draw: a block waits for its last warp), and whose calibration that
+    comes from; None where no calibration of the architecture has the spread probe."""
+    found = machine.dram_spread()
+    if found is None:
+        return None
+    cycles, source = found
+    return {"std_cycles": round(float(np.std(cycles)), 1), "calibration": source}
 
 
 def _load_latency(machine: Machine) -> dict | None:
