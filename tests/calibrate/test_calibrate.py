@@ -92,6 +92,9 @@ def test_calibration_runs_on_a_gpu(tmp_path):
     assert cal.instructions["fp32"].throughput_per_clk_sm > 0
     assert cal.memory["dram_latency_cycles"] > cal.memory["l2_hit_latency_cycles"]
     assert len(cal.curves["dram_latency_vs_inflight"]) == 24
+    spread = [c for _, c in cal.curves["dram_latency_quantiles"]]
+    assert len(spread) == 16 and spread == sorted(spread)
+    assert spread[0] < cal.memory["dram_latency_cycles"] < spread[-1]
     assert [w for w, _, _ in cal.curves["block_turnaround_cycles_vs_warps"]] == \
         [1, 2, 4, 8, 16, 32]
 
@@ -102,7 +105,7 @@ def test_only_names_the_part_it_can_measure_alone(capsys):
     assert main(["calibrate", "--device", "h100", "--only", "caches"]) == 2
     err = capsys.readouterr().err
     assert "'atomics'" in err and "'access'" in err and "'dram'" in err and "'shared'" in err
-    assert "'bandwidth'" in err
+    assert "'bandwidth'" in err and "'spread'" in err
 
 
 def test_shipped_h200_dram_latency_grows_with_its_load():
@@ -172,3 +175,16 @@ def test_h100_ceilings_say_they_are_adopted_until_measured():
     for stream, ratio in adopted["ratios_once_over_strided"].items():
         assert cal.memory[f"dram_{stream}_gbs"] == pytest.approx(
             cal.memory[f"dram_{stream}_strided_gbs"] * ratio, abs=0.1)
+
+
+def test_shipped_h200_dram_latency_spread_is_centred_on_its_dram_latency():
+    cal = load_calibration("h200")
+    quantiles, cycles = np.array(cal.curves["dram_latency_quantiles"]).T
+    assert len(quantiles) == 16
+    assert np.allclose(quantiles, (np.arange(16) + 0.5) / 16, atol=1e-4)
+    assert (np.diff(cycles) >= 0).all()
+    # single reads at light load average the pointer chase's latency, and spread over
+    # hundreds of cycles (measured: from about 510 to 1,000)
+    assert cycles.mean() == pytest.approx(cal.memory["dram_latency_cycles"], rel=0.05)
+    assert cycles[-1] - cycles[0] > 300
+    assert cal.provenance["spread_updated"]["part"] == "spread"

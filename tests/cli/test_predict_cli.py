@@ -167,6 +167,7 @@ def test_the_table_names_the_calibrated_waits_a_prediction_rests_on(capsys):
     text = " ".join(out.split())  # however the console wraps it
     assert "block_turnaround=" in text and "cycles (h200)" in text
     assert "dram_load_latency=up to +" in text and "of peak (h200)" in text
+    assert "dram_spread=standard deviation " in text
 
 
 def test_the_breakdown_names_the_pipe_compute_is_the_time_of(capsys):

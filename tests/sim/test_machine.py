@@ -117,6 +117,28 @@ def test_the_drams_loaded_latency_counts_the_probes_lightest_warps_below_saturat
     assert machine_for("a100-80gb").dram_load_latency() is None  # no Ampere probe
 
 
+def test_the_dram_spread_is_the_calibrated_quantiles_about_their_mean(h100):
+    h200 = machine_for("h200")
+    cycles, source = h200.dram_spread()
+    measured = [c for _, c in h200.calibration.curves["dram_latency_quantiles"]]
+    assert source == "h200" and len(cycles) == len(measured)
+    assert sum(cycles) == pytest.approx(0.0, abs=1e-6)
+    assert cycles[-1] - cycles[0] == pytest.approx(measured[-1] - measured[0])
+
+
+def test_the_h100_borrows_hoppers_dram_spread_scaled_by_its_dram_latency(h100):
+    h200 = machine_for("h200")
+    own, _ = h200.dram_spread()
+    borrowed, source = h100.dram_spread()
+    assert "dram_latency_quantiles" not in h100.calibration.curves and source == "h200"
+    ratio = h100.dram_latency / h200.dram_latency
+    assert borrowed == pytest.approx([c * ratio for c in own])
+    # a device predicted from another's calibration does not take its own back: the H200
+    # from the H100's has none (the H100 has none of its own), as no Ampere device has
+    assert machine_for("h200", calibration="h100-sxm").dram_spread() is None
+    assert machine_for("a100-80gb").dram_spread() is None
+
+
 def test_dram_rates_are_the_calibrated_read_write_and_copy_streams(h100):
     read, write, copy = h100.dram_rates()
     assert read * h100.clock_hz / 1e9 == pytest.approx(h100.mem("dram_read_gbs", 0.0))

@@ -17,12 +17,12 @@ import pytest
 from kerncast.emu import emulate
 from kerncast.ptx import parse, read_registers, written_registers
 from kerncast.sim import machine_for
-from kerncast.sim._loop import compiled
 from kerncast.sim._machine import PIPES
 from kerncast.sim._memory import RequestCost
 from kerncast.sim._pipeline import (BRANCH_PREDICATE_CYCLES, FP64_SHADOW, K_ALU, K_BAR, K_MEM,
-                                    TAKEN_BRANCH_CYCLES, WINDOWS, Op, _Dram, build_table,
-                                    rotate_streams, sample_streams, simulate_round)
+                                    SPREAD_LINES, TAKEN_BRANCH_CYCLES, WINDOWS, Op, _Dram,
+                                    build_table, order_statistics, rotate_streams,
+                                    sample_streams, simulate_round)
 from kerncast.trace import KINDS, SPACES
 
 LOAD, STORE = KINDS.index("load"), KINDS.index("store")
@@ -211,20 +211,14 @@ def _one_load(share: float) -> dict:
     return {(0, 0, 0): RequestCost(LOAD, GLOBAL, (0, 1, 2, 3), 1, 1, share)}
 
 
-def _first_draw(machine) -> float:
-    """Cycles the first DRAM read of a round lies off the mean latency (its draw from the
-    calibrated spread)."""
-    spread = machine.dram_spread()
-    return compiled().dram_spread(np.zeros(12), np.asarray(spread[0] if spread else ()), 1)
-
-
 def test_a_load_costs_the_latency_of_the_level_it_reaches(machine):
     table = _load_then_use(machine)
     dram = _run(machine, [[0, 1]], table, _one_load(1.0)).cycles
     l2 = _run(machine, [[0, 1]], table, _one_load(0.0)).cycles
+    assert dram >= machine.dram_latency
     assert machine.l2_latency <= l2 < machine.dram_latency
-    assert dram - l2 == pytest.approx(
-        machine.dram_latency - machine.l2_latency + _first_draw(machine), rel=0.05)
+    # a block of one warp reads at the mean of the calibrated spread
+    assert dram - l2 == pytest.approx(machine.dram_latency - machine.l2_latency, rel=0.05)
 
 
 def test_a_block_waits_for_the_slowest_of_its_warps_dram_reads(machine, monkeypatch):
@@ -245,7 +239,7 @@ def test_a_block_waits_for_the_slowest_of_its_warps_dram_reads(machine, monkeypa
     one, eight, thirty_two = last_end(1), last_end(8), last_end(32)
     assert one < eight < thirty_two
     # the latest of 32 reads lies in the spread's top quantiles
-    assert thirty_two - one >= 0.5 * (max(spread[0]) - _first_draw(machine))
+    assert thirty_two - one >= order_statistics(spread[0], 32)[0, -1] - 30
     monkeypatch.setattr(type(machine), "dram_spread", lambda self: None)
     assert last_end(32) < thirty_two
 
@@ -1046,3 +1040,18 @@ def test_a_long_warp_bounds_one_wave_but_counts_once_over_many(machine):
     assert one.cycles == pytest.approx(4 * N * lat, rel=0.05)
     # no sooner than the SM issues the round's work, far sooner than the long block
     assert (4 * N + 15 * N) / 16 * lat < many.cycles < 0.6 * one.cycles
+
+
+def test_order_statistics_of_the_spread_centre_on_the_mean_and_grow_with_rank_and_lines():
+    spread = tuple(float(c) for c in np.linspace(-150.0, 350.0, 16))
+    table = order_statistics(spread, 8)
+    assert table.shape == (SPREAD_LINES, 8)
+    # one line: the ranks average the mean, the latest lies past it, the earliest short
+    assert table[0].mean() == pytest.approx(0.0, abs=1.0)
+    assert (np.diff(table[0]) > 0).all() and table[0, 0] < 0 < table[0, -1]
+    # a request of more lines waits for the latest of them: later at every rank
+    assert (table[3] > table[0]).all() and (table[31] >= table[3]).all()
+    # a block of one warp reads at the mean
+    assert order_statistics(spread, 1)[0, 0] == pytest.approx(0.0, abs=1.0)
+    # flat past the outermost quantiles: no rank lies beyond them
+    assert table.max() <= max(spread) - np.mean(spread) + 1.0

@@ -25,7 +25,8 @@ def calibrate_cmd(
         help="Measure one part again and keep the rest of the device's calibration: "
              "'atomics', 'access' (scattered stores and L1 gathers), 'launch' (launch "
              "overhead, block dispatch rate, a block slot's turnaround by warps per block), "
-             "'dram' (the DRAM's latency under load), 'shared' (the shared-memory "
+             "'dram' (the DRAM's latency under load), 'spread' (how single DRAM reads' "
+             "latencies spread at light load), 'shared' (the shared-memory "
              "path's cycles per access) or 'bandwidth' (the DRAM's read, write and copy "
              "bandwidths, in grid-stride loops and over grids of one element a "
              "thread).")] = None,

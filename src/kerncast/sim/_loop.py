@@ -425,10 +425,10 @@ def cache_store(l1, l2, warm, dram_stat, sectors, lo, hi):
 
 # ---------------------------------------------------------------------------------------
 # Memory servers. bw (the L2's share): [free, per_byte, busy, bytes]. The DRAM's share:
-# [free, per_byte, busy, bytes, read, write, turn, written, window, recent, seen, reads],
-# its loaded-latency curve (load_x, load_y; empty where it has none) and the spread of
-# single reads' latencies (cycles off the mean at evenly spaced quantiles; empty where
-# the calibration has none).
+# [free, per_byte, busy, bytes, read, write, turn, written, window, recent, seen], its
+# loaded-latency curve (load_x, load_y; empty where it has none) and the spread of single
+# reads' latencies (as order statistics by lines and rank; empty where the calibration
+# has none).
 
 @jit(inline=True)
 def _interp(xs, ys, x):
@@ -480,32 +480,15 @@ def dram_added(dram, load_x, load_y):
     return _interp(load_x, load_y, dram[9] / dram[8])
 
 
-#: the golden ratio's fractional part: consecutive multiples of it fall evenly through
-#: [0, 1) (a low-discrepancy sequence), so that the reads that issue together, as a
-#: block's warps' do, take quantiles spread over the whole distribution
-_GOLDEN = 0.6180339887498949
-
-
 @jit
-def dram_spread(dram, spread, lines):
-    """Cycles the next DRAM read's latency lies off the mean: the next quantile of a
-    low-discrepancy sequence through the calibrated spread, the latest of ``lines``
-    lines (each line its own draw: the latest of ``n`` uniform quantiles is a uniform
-    quantile to the power ``1 / n``)."""
-    k = spread.shape[0]
-    if k == 0:
+def dram_spread(order, lines, rank):
+    """Cycles a DRAM read lies off the mean latency: the expected ``rank``-th order
+    statistic of its block's warps' reads (``order``: per lines of the request, from one,
+    and per rank, see :func:`kerncast.sim._pipeline.order_statistics`); 0 where the
+    calibration has no spread."""
+    if order.shape[0] == 0:
         return 0.0
-    dram[11] += 1.0
-    u = (dram[11] * _GOLDEN) % 1.0
-    if lines > 1:
-        u = u ** (1.0 / lines)
-    x = u * k - 0.5
-    if x <= 0.0:
-        return spread[0]
-    if x >= k - 1:
-        return spread[k - 1]
-    i = int(x)
-    return spread[i] + (x - i) * (spread[i + 1] - spread[i])
+    return order[min(lines, order.shape[0]) - 1, rank]
 
 
 # ---------------------------------------------------------------------------------------
@@ -586,7 +569,8 @@ _STORE, _ATOMIC = KINDS.index("store"), KINDS.index("atomic")
 @jit
 def _memory(cost, offset, now, r_kind, r_space, r_lines, r_waves, r_share, r_nbytes,
             r_traffic, sec_ptr, sec_idx, buf, chunks, lat, l1, l2c, pages, warm, stats,
-            dram_stat, dram, load_x, load_y, spread, l2, store_x, store_y, scattered):
+            dram_stat, dram, load_x, load_y, spread, rank, l2, store_x, store_y,
+            scattered):
     """(latency the warp sees, cycles the load/store path is held) of request ``cost``."""
     if cost < 0:  # predicated off in every lane: issued, nothing moves
         return 1.0, lat[6]
@@ -628,9 +612,9 @@ def _memory(cost, offset, now, r_kind, r_space, r_lines, r_waves, r_share, r_nby
     if to_dram:
         moved = dram_transfer(dram, load_x, now, 32.0 * to_dram * traffic, False)
         added = dram_added(dram, load_x, load_y)
-        # the request's own draw from the spread, as far as its data comes from DRAM
+        # the request's place in the spread, as far as its data comes from DRAM
         delay = max(delay, moved, added) + r_share[cost] * dram_spread(
-            dram, spread, max(1, r_lines[cost]))
+            spread, max(1, r_lines[cost]), rank)
     return ready - now + delay, hold
 
 
@@ -715,6 +699,9 @@ def run_round(scratch, o_kind, o_late, o_pipe, o_issue, o_slots, o_lat, o_shadow
     load_y, l2, store_x, store_y = borrow(load_y), borrow(l2), borrow(store_x), \
         borrow(store_y)
     spread = borrow(spread)
+    # a warp's rank in its block at each read: its index, moved on with the read's place
+    # in the stream (the block's warps keep distinct ranks)
+    wpb = arr_w.shape[1]
     lat, timing, marks, sm_marks = borrow(lat), borrow(timing), borrow(marks), \
         borrow(sm_marks)
     dispatch_gap, turnaround, bar_cost = timing[0], timing[1], timing[2]
@@ -849,7 +836,8 @@ def run_round(scratch, o_kind, o_late, o_pipe, o_issue, o_slots, o_lat, o_shadow
             latency, hold = _memory(s_cost[at], offset, now, r_kind, r_space, r_lines,
                                     r_waves, r_share, r_nbytes, r_traffic, sec_ptr, sec_idx,
                                     buf, chunks, lat, l1, l2c, pages, warm, stats, dram_stat,
-                                    dram, load_x, load_y, spread, l2, store_x, store_y,
+                                    dram, load_x, load_y, spread,
+                                    (st % wpb + 7 * i) % wpb, l2, store_x, store_y,
                                     scattered)
             lsu_free = now + hold
             if armed[s] == w:

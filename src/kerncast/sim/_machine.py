@@ -479,9 +479,9 @@ def adaptation(source: Device, target: Device) -> tuple[str, ...]:
         f"throughput for {classes}; every other class as on {source.key}",
         f"latencies (instructions, L1, L2, DRAM, shared memory, atomics): the same cycles "
         f"as on {source.key}",
-        f"the DRAM's latency under load, the shared-memory path, barriers, atomic rates and "
-        f"curves, scattered stores and L1 gathers: {name} figures, unscaled, where its "
-        "calibration has them",
+        f"the DRAM's latency under load and the spread of single reads' latencies, the "
+        f"shared-memory path, barriers, atomic rates and curves, scattered stores and L1 "
+        f"gathers: {name} figures, unscaled, where its calibration has them",
         f"launch overhead, block dispatch and a block slot's turnaround: {name}",
         f"clock: the spec's boost clock, {target.compute.boost_clock_mhz:g} MHz (no clock "
         "was measured under load)",

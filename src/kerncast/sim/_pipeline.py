@@ -61,7 +61,9 @@ extrapolated by that fraction; the result says so.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 import numpy as np
 
@@ -497,24 +499,22 @@ class _Dram(_Bandwidth):
     with the share of the time the server was busy over the last ``window`` cycles (a
     decaying sum), as the calibrated DRAM's grows with its load. ``state`` goes on with
     [read, write and turnaround cycles per byte, bytes written, window, recent busy
-    time, the cycle it was last decayed to, reads drawn from ``spread``]. With the
-    calibrated spread of single reads' latencies (``spread``: cycles off the mean at
-    evenly spaced quantiles), each read's latency is its own draw from it, the reads in
-    the order they come taking quantiles spread evenly
-    (:func:`~kerncast.sim._loop.dram_spread`)."""
+    time, the cycle it was last decayed to]. With the calibrated spread of single reads'
+    latencies, ``spread`` holds the expected order statistics of a block's warps' reads
+    (:func:`order_statistics`): each warp's read lies off the mean by its rank's."""
 
     __slots__ = ("load_x", "load_y", "spread")
 
     def __init__(self, read: float, write: float, copy: float,
                  load: tuple[tuple[float, ...], tuple[float, ...]] | None = None,
-                 window: float = 1.0, spread: tuple[float, ...] = ()):
+                 window: float = 1.0, spread: np.ndarray | None = None):
         read_c, write_c = 1.0 / read, 1.0 / write
         turn = max(0.0, 1.0 / copy - 0.5 * (read_c + write_c))
         self.state = np.array([0.0, read_c, 0.0, 0.0, read_c, write_c, turn, 0.0,
-                               max(window, 1.0), 0.0, 0.0, 0.0])
+                               max(window, 1.0), 0.0, 0.0])
         self.load_x = np.asarray(load[0] if load is not None else (), np.float64)
         self.load_y = np.asarray(load[1] if load is not None else (), np.float64)
-        self.spread = np.asarray(spread, np.float64)
+        self.spread = np.zeros((0, 0)) if spread is None else spread
 
     def transfer(self, now: float, nbytes: float, store: bool = False) -> float:
         return float(compiled().dram_transfer(self.state, self.load_x, float(now), float(nbytes),
@@ -523,6 +523,46 @@ class _Dram(_Bandwidth):
     def added_latency(self) -> float:
         """Cycles the DRAM's latency has grown by under its present load."""
         return float(compiled().dram_added(self.state, self.load_x, self.load_y))
+
+
+#: the most lines of one request whose latest line's order statistics are tabled (a
+#: request of more waits as one of that many)
+SPREAD_LINES = 32
+#: points of the quantile grid the order statistics are integrated over
+_SPREAD_GRID = 1024
+
+
+@lru_cache(maxsize=64)
+def _order_statistics(quantiles: tuple[float, ...], warps: int) -> np.ndarray:
+    k = len(quantiles)
+    u = (np.arange(_SPREAD_GRID) + 0.5) / _SPREAD_GRID
+    points = (np.arange(k) + 0.5) / k
+    mean = float(np.mean(np.interp(u, points, quantiles)))
+    ranks = np.arange(1, warps + 1)
+    # the density of the rank-th of ``warps`` uniform draws (a beta density), on the grid
+    log_beta = np.array([math.lgamma(r) + math.lgamma(warps - r + 1) - math.lgamma(warps + 1)
+                         for r in ranks])
+    with np.errstate(divide="ignore"):
+        log_u, log_v = np.log(u), np.log1p(-u)
+    weights = np.exp((ranks[:, None] - 1) * log_u + (warps - ranks[:, None]) * log_v
+                     - log_beta[:, None])
+    weights /= weights.sum(axis=1, keepdims=True)
+    out = np.empty((SPREAD_LINES, warps))
+    for lines in range(1, SPREAD_LINES + 1):
+        # the latest of ``lines`` lines: a uniform quantile to the power 1 / lines
+        cycles = np.interp(u ** (1.0 / lines), points, quantiles)
+        out[lines - 1] = weights @ cycles - mean
+    return out
+
+
+def order_statistics(spread: tuple[float, ...], warps: int) -> np.ndarray:
+    """Per lines of a request (1 to :data:`SPREAD_LINES`, rows) and rank among a block's
+    ``warps`` warps (columns), the expected cycles that read lies off the mean latency:
+    the rank-th smallest of ``warps`` draws from the calibrated spread (cycles at evenly
+    spaced quantiles, flat past the outermost), each the latest of its request's lines.
+    A block's warps take every rank at each read, so the block waits for the expected
+    latest of its warps' reads, and one line's ranks average the mean."""
+    return _order_statistics(tuple(float(c) for c in spread), max(int(warps), 1))
 
 
 #: lines from which a store whose every sector lies in its own line is a scatter (the
@@ -573,7 +613,9 @@ class _Sim:
         read, write, copy = (min(rate * share, cap) for rate in machine.dram_rates())
         loaded, spread = machine.dram_load_latency(), machine.dram_spread()
         self.dram = _Dram(read, write, copy, None if loaded is None else loaded[:2],
-                          machine.dram_latency, () if spread is None else spread[0])
+                          machine.dram_latency,
+                          None if spread is None else order_statistics(spread[0],
+                                                                       warps_per_block))
         self.l2 = _Bandwidth(min(machine.l2_bytes_per_cycle() * share, per_sm))
         self.warps_per_block = warps_per_block
         self.next_in_slot = -(-one // warps_per_block)  # blocks of one generation
