@@ -129,6 +129,16 @@ def calibration_bench(doc: str, argv: list[str] | None, device: str = "h200"):
         return None, None
 
 
+def stream_wave(sms: int, warps: int, threads: int, loads: int,
+                nbytes: int) -> tuple[int, int, int]:
+    """(blocks, threads in all, trips) of one wave of ``warps`` warps an SM, in blocks of
+    ``threads``, streaming ``nbytes`` of 4-byte words with ``loads`` loads a thread a
+    trip (the loaded-latency probes' shape)."""
+    blocks = sms * warps * 32 // threads
+    total = blocks * threads
+    return blocks, total, nbytes // 4 // (total * loads)
+
+
 def write_rows(path: str, bench, command: str, rows: list[dict], **extra) -> None:
     """The probe's rows at ``path`` (nothing where it is empty), with the device's name,
     its SM count and clock, the time of the run and the command."""

@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from _gpu_probe import calibration_bench, write_rows
+from _gpu_probe import calibration_bench, stream_wave, write_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
@@ -71,9 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     print("kind loads warps KiB/SM  read GB/s  total GB/s  latency")
     for loads in LOADS:
         for warps in WARPS:
-            blocks = sms * warps * 32 // THREADS
-            threads = blocks * THREADS
-            trips = BYTES // 4 // (threads * loads)
+            blocks, threads, trips = stream_wave(sms, warps, THREADS, loads, BYTES)
             for kind, flag in KINDS:
                 fn = module.get_function(f"stream<{loads},{flag}>")
                 seconds = bench.timed(lambda f=fn: f((blocks,), (THREADS,),

@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from _gpu_probe import calibration_bench, write_rows
+from _gpu_probe import calibration_bench, stream_wave, write_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
@@ -81,9 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     print("loads warps  GB/s   mean    std    min    p10    p50    p90    p99  max-min(8) (32)")
     for loads in LOADS:
         for warps in WARPS:
-            blocks = sms * warps * 32 // THREADS
-            threads = blocks * THREADS
-            trips = BYTES // 4 // (threads * loads)
+            blocks, threads, trips = stream_wave(sms, warps, THREADS, loads, BYTES)
             lat = cp.zeros((threads // 32) * SAMPLES, dtype=cp.int32)
             fn = module.get_function(f"spread<{loads}>")
             seconds = bench.timed(lambda f=fn: f((blocks,), (THREADS,), (
