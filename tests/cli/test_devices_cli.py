@@ -64,4 +64,13 @@ def test_devices_show_says_what_an_uncalibrated_device_is_predicted_from(capsys)
     assert main(["devices", "show", "h200"]) == 0
     out = capsys.readouterr().out
     assert "static model: its own calibration (measured 2026-" in out
-    assert "adapted" not in out
+    assert "adapted" not in out and "from h200's calibration" not in out
+
+
+def test_devices_show_names_the_figures_a_calibrated_device_borrows(capsys):
+    assert main(["devices", "show", "h100"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "static model: its own calibration" in text
+    # the H100's calibration has no turnaround curve and no spread probe: the H200's
+    assert "the block slot's turnaround: from h200's calibration (the same architecture" in text
+    assert "the spread of single DRAM reads' latencies: from h200's calibration" in text

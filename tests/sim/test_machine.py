@@ -139,6 +139,12 @@ def test_the_h100_borrows_hoppers_dram_spread_scaled_by_its_dram_latency(h100):
     assert machine_for("a100-80gb").dram_spread() is None
 
 
+def test_a_calibrated_device_says_which_figures_it_borrows(h100):
+    assert h100.borrowed() == {"the block slot's turnaround": "h200",
+                               "the spread of single DRAM reads' latencies": "h200"}
+    assert machine_for("h200").borrowed() == {}
+
+
 def test_dram_rates_are_the_calibrated_read_write_and_copy_streams(h100):
     read, write, copy = h100.dram_rates()
     assert read * h100.clock_hz / 1e9 == pytest.approx(h100.mem("dram_read_gbs", 0.0))

@@ -110,6 +110,9 @@ def _show_calibration(dev: Device) -> None:
     if not machine.assumptions:
         measured = machine.calibration.provenance.get("measured_at", "at an unknown date")
         console.print(f"static model: its own calibration (measured {escape(str(measured))})")
+        for what, source in machine.borrowed().items():
+            console.print(f"  - {escape(what)}: from {escape(source)}'s calibration (the same "
+                          "architecture; its own has none)")
         return
     console.print(f"static model: no calibration of its own; "
                   f"{escape(str(machine.adapted_from))}'s adapted to this spec, assuming:")

@@ -315,6 +315,19 @@ class Machine:
         scale = self.dram_latency / latency if latency > 0 else 1.0
         return tuple(((cycles - cycles.mean()) * scale).tolist()), source
 
+    def borrowed(self) -> dict[str, str]:
+        """The figures this machine takes from another calibration of its architecture
+        (its own has none of them), each with the device whose calibration it is: the
+        block slot's turnaround, the spread of DRAM reads' latencies and the scattered
+        stores' rates."""
+        own = self.calibration.device
+        spread = self.dram_spread()
+        found = {"the block slot's turnaround": self.block_turnaround()[1],
+                 "the spread of single DRAM reads' latencies": spread[1] if spread else None,
+                 "the scattered stores' rates": self.store_curve_source()}
+        return {what: source for what, source in found.items()
+                if source is not None and source != own}
+
     def launch_seconds(self, blocks: int) -> float:
         return self.launch_fixed_seconds() + self.dispatch_seconds(blocks)
 
