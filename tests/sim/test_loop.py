@@ -142,3 +142,12 @@ def test_a_prediction_is_the_same_compiled_and_interpreted(kernel):
         return json.loads(out.splitlines()[-1])
 
     assert predicted("0") == predicted("1")
+
+
+@pytest.mark.parametrize("size", [1, 2, 7, 8, 14, 21, 28, 32])
+def test_a_blocks_warps_hold_every_spread_rank_at_each_read_and_take_each_in_turn(size):
+    rank = compiled().spread_rank
+    for read in range(3):
+        assert sorted(rank(warp, read, size) for warp in range(size)) == list(range(size))
+    # a warp's rank moves on from read to read until it has held every one
+    assert sorted(rank(size - 1, read, size) for read in range(size)) == list(range(size))

@@ -31,7 +31,7 @@ from kerncast.trace import KINDS, SECTOR, SPACES
 
 __all__ = ["DRAM_CHUNK", "LRU", "bandwidth_transfer", "cache_load", "cache_store", "dram_added",
            "dram_spread", "dram_transfer", "jit", "lru_size", "new_lru", "new_set",
-           "partial_store_cycles", "reserve_set", "round_scratch", "set_add",
+           "partial_store_cycles", "reserve_set", "round_scratch", "set_add", "spread_rank",
            "run_round", "compiled", "for_round", "INTERPRETED"]
 
 _INF = math.inf
@@ -480,6 +480,16 @@ def dram_added(dram, load_x, load_y):
     return _interp(load_x, load_y, dram[9] / dram[8])
 
 
+@jit(inline=True)
+def spread_rank(warp, read, size):
+    """The rank among its block's ``size`` warps that warp ``warp`` (its index in the
+    block) takes at its stream's place ``read``: its index moved on by 7 a place (11 in a
+    block of a multiple of 7 warps), so that at each place the block's warps hold every
+    rank once and each warp takes every rank in turn."""
+    step = 7 if size % 7 else 11
+    return (warp + step * read) % size
+
+
 @jit
 def dram_spread(order, lines, rank):
     """Cycles a DRAM read lies off the mean latency: the expected ``rank``-th order
@@ -699,9 +709,7 @@ def run_round(scratch, o_kind, o_late, o_pipe, o_issue, o_slots, o_lat, o_shadow
     load_y, l2, store_x, store_y = borrow(load_y), borrow(l2), borrow(store_x), \
         borrow(store_y)
     spread = borrow(spread)
-    # a warp's rank in its block at each read: its index, moved on with the read's place
-    # in the stream (the block's warps keep distinct ranks)
-    wpb = arr_w.shape[1]
+    wpb = arr_w.shape[1]  # a warp's rank in the spread is among its block's warps
     lat, timing, marks, sm_marks = borrow(lat), borrow(timing), borrow(marks), \
         borrow(sm_marks)
     dispatch_gap, turnaround, bar_cost = timing[0], timing[1], timing[2]
@@ -837,7 +845,7 @@ def run_round(scratch, o_kind, o_late, o_pipe, o_issue, o_slots, o_lat, o_shadow
                                     r_waves, r_share, r_nbytes, r_traffic, sec_ptr, sec_idx,
                                     buf, chunks, lat, l1, l2c, pages, warm, stats, dram_stat,
                                     dram, load_x, load_y, spread,
-                                    (st % wpb + 7 * i) % wpb, l2, store_x, store_y,
+                                    spread_rank(st % wpb, i, wpb), l2, store_x, store_y,
                                     scattered)
             lsu_free = now + hold
             if armed[s] == w:
