@@ -483,6 +483,13 @@ LOADED_WARPS, LOADED_LOADS, LOADED_BYTES = (2, 4, 8, 16, 32, 64), (1, 2, 4, 8), 
 LOADED_THREADS = 64
 
 
+def _one_wave(b: _Bench, warps: int) -> tuple[int, int]:
+    """(blocks, threads in all) of one wave of ``warps`` warps an SM in blocks of
+    :data:`LOADED_THREADS`: the DRAM probes' grid."""
+    blocks = b.sms * warps * 32 // LOADED_THREADS
+    return blocks, blocks * LOADED_THREADS
+
+
 def _loaded_latency(b: _Bench, progress) -> dict[str, list[list[float]]]:
     """DRAM latency under load: one wave of blocks of two warps streams a buffer four times
     the L2 or larger, each warp keeping a set number of 128-byte lines in flight
@@ -496,8 +503,7 @@ def _loaded_latency(b: _Bench, progress) -> dict[str, list[list[float]]]:
     curve = []
     for loads in LOADED_LOADS:
         for warps in LOADED_WARPS:
-            blocks = b.sms * warps * 32 // LOADED_THREADS
-            threads = blocks * LOADED_THREADS
+            blocks, threads = _one_wave(b, warps)
             trips = n // (threads * loads)
             seconds = b.timed(lambda k=loads, g=blocks, t=trips: b.fn(f"dram_inflight_{k}")(
                 (g,), (LOADED_THREADS,), (src, np.int64(t), sink)), reps=3)
@@ -529,8 +535,7 @@ def _latency_spread(b: _Bench, progress) -> dict[str, list[list[float]]]:
     n = max(LOADED_BYTES, 4 * b.l2_bytes) // 4
     src = cp.ones(n, dtype=cp.float32)
     sink = cp.zeros(1, dtype=cp.float32)
-    blocks = b.sms * SPREAD_WARPS * 32 // LOADED_THREADS
-    threads = blocks * LOADED_THREADS
+    blocks, threads = _one_wave(b, SPREAD_WARPS)
     lat = cp.zeros(threads // 32 * SPREAD_SAMPLES, dtype=cp.int32)
     b.timed(lambda: b.fn("dram_spread")((blocks,), (LOADED_THREADS,), (
         src, np.int64(n // threads), np.int32(SPREAD_SAMPLES), lat, sink)), reps=1)

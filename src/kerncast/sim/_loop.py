@@ -579,9 +579,10 @@ _STORE, _ATOMIC = KINDS.index("store"), KINDS.index("atomic")
 @jit
 def _memory(cost, offset, now, r_kind, r_space, r_lines, r_waves, r_share, r_nbytes,
             r_traffic, sec_ptr, sec_idx, buf, chunks, lat, l1, l2c, pages, warm, stats,
-            dram_stat, dram, load_x, load_y, spread, rank, l2, store_x, store_y,
-            scattered):
-    """(latency the warp sees, cycles the load/store path is held) of request ``cost``."""
+            dram_stat, dram, load_x, load_y, spread, warp, read, size, l2, store_x,
+            store_y, scattered):
+    """(latency the warp sees, cycles the load/store path is held) of request ``cost``,
+    made by warp ``warp`` of a block of ``size`` at its stream's place ``read``."""
     if cost < 0:  # predicated off in every lane: issued, nothing moves
         return 1.0, lat[6]
     space = r_space[cost]
@@ -624,7 +625,7 @@ def _memory(cost, offset, now, r_kind, r_space, r_lines, r_waves, r_share, r_nby
         added = dram_added(dram, load_x, load_y)
         # the request's place in the spread, as far as its data comes from DRAM
         delay = max(delay, moved, added) + r_share[cost] * dram_spread(
-            spread, max(1, r_lines[cost]), rank)
+            spread, max(1, r_lines[cost]), spread_rank(warp, read, size))
     return ready - now + delay, hold
 
 
@@ -844,9 +845,8 @@ def run_round(scratch, o_kind, o_late, o_pipe, o_issue, o_slots, o_lat, o_shadow
             latency, hold = _memory(s_cost[at], offset, now, r_kind, r_space, r_lines,
                                     r_waves, r_share, r_nbytes, r_traffic, sec_ptr, sec_idx,
                                     buf, chunks, lat, l1, l2c, pages, warm, stats, dram_stat,
-                                    dram, load_x, load_y, spread,
-                                    spread_rank(st % wpb, i, wpb), l2, store_x, store_y,
-                                    scattered)
+                                    dram, load_x, load_y, spread, st % wpb, i, wpb, l2,
+                                    store_x, store_y, scattered)
             lsu_free = now + hold
             if armed[s] == w:
                 armed[s] = -1
