@@ -96,6 +96,18 @@ def test_a_straggler_that_sets_the_time_gets_a_note():
     assert _straggler_note(3.7e-3, None) is None
 
 
+def test_a_grid_predicted_as_two_runs_says_so():
+    from kerncast.cli._predict import _segments_note
+
+    runs = [{"first_block": 0, "blocks": 65536, "seconds": 165e-6, "bottleneck": "memory"},
+            {"first_block": 65536, "blocks": 196608, "seconds": 161e-6, "bottleneck": "compute"}]
+    note = _segments_note(runs)
+    assert note is not None and "from 65,536 on" in note
+    assert "blocks 0 to 65,535: 165.0 µs (memory)" in note
+    assert "blocks 65,536 to 262,143: 161.0 µs (compute)" in note
+    assert _segments_note(None) is None
+
+
 def test_predict_for_a_device_given_as_its_spec_file(capsys, tmp_path):
     from kerncast.devices._catalog import SPEC_DIR
 

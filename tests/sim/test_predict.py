@@ -454,6 +454,30 @@ def test_blocks_launched_past_the_data_are_not_charged_as_working_ones(tmp_path,
     assert _execute(over) < 0.9 * _execute(blind)
 
 
+def test_an_over_launched_grid_is_its_working_run_then_its_idle_run(tmp_path):
+    """The 32 x 32 tiles of a 1,024 x 1,024 matrix are blocks 0 to 1,023 of a grid of 32 x
+    128: the working blocks come first, and the two runs are predicted apart and added."""
+    from kerncast.devices import get_device
+    from kerncast.sim._pipeline import DEFAULT_BUDGET
+    from kerncast.sim._predict import _predict_launch
+
+    kernel, launch = _transpose(tmp_path, 1024, 128)
+    over = predict_launch(kernel, launch, H100)
+    runs = over.based_on["segments"]
+    assert [(r["first_block"], r["blocks"]) for r in runs] == [(0, 1024), (1024, 3072)]
+    fixed = machine_for(get_device(H100)).launch_fixed_seconds()
+    apart = [_predict_launch(kernel, launch, H100, [], sm_count=None, machine=None,
+                             progress=None, budget=DEFAULT_BUDGET, fixes=frozenset(),
+                             span=span).seconds for span in ((0, 1024), (1024, 3072))]
+    assert over.seconds == pytest.approx(sum(apart) - fixed)
+    assert over.based_on["blocks"] == 4096
+    # the covering grid's own prediction is the working run's
+    right = predict_launch(*_transpose(tmp_path, 1024, 32), H100)
+    assert runs[0]["seconds"] == pytest.approx(right.seconds, rel=0.02)
+    # the idle run does no global memory work
+    assert runs[1]["bottleneck"] != "memory"
+
+
 @pytest.mark.parametrize("name", ["matmul_tiled", "branch_divergence", "reduce_tree"])
 def test_issue_counts_are_those_of_the_expanded_streams(name, monkeypatch):
     """Where the issue orders only permute the pcs a warp runs, the counts come from the

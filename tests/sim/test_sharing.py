@@ -176,6 +176,25 @@ def test_a_row_of_blocks_shares_what_it_reads():
     assert sharing.shift(x, 5, 0) == 0
 
 
+def test_a_run_of_blocks_anchored_past_block_zero_finds_the_same_sharing():
+    """A run of the grid that starts at block 11 (row 1, column 3) stands on its own
+    block: its neighbours one step on, its checks taken relative to it."""
+    grid, anchor = (8, 4), 11
+    probes = probe_blocks(grid, anchor)
+    assert probes == [12, 19]
+    checks = [anchor, *probes, 22, 29]
+    trace = _trace(ROW_SHARED, grid, sorted(checks)).trace
+    sharing = wave_sharing([trace], grid, probes, checks, wave=32, total_blocks=32,
+                           l2_bytes=L2, anchor=anchor)
+    acc = trace.memory
+    first = (acc.warp == anchor * THREADS // 32) & (acc.space == SPACES.index("global"))
+    x, y = [(0, int(pc), 0) for pc in sorted(set(acc.pc[first].tolist()))]
+    assert sharing.fraction(x) == pytest.approx(1 / grid[0])
+    assert sharing.fraction(y) == pytest.approx(1.0)
+    assert sharing.shift(x, anchor + 8, anchor) == THREADS * 4 // 32  # the next row
+    assert sharing.shift(x, anchor + 2, anchor) == 0
+
+
 def test_unknown_instances_are_private():
     sharing, _ = _sharing(PRIVATE_AND_COMMON, (64,))
     assert sharing.fraction((3, 999, 0)) == 1.0

@@ -149,6 +149,8 @@ def predict_cmd(
             console.print(f"  - {escape(str(line))}")
     if note := _straggler_note(p.seconds, p.based_on.get("straggler")):
         console.print(note)
+    if note := _segments_note(p.based_on.get("segments")):
+        console.print(note)
     if p.based_on.get("warning"):
         err_console.print(f"warning: {escape(str(p.based_on['warning']))}")
 
@@ -182,6 +184,17 @@ def _straggler_note(seconds: float, straggler: dict | None) -> str | None:
     return (f"note: one thread's loop runs {straggler['trips']:,} iterations (the longest range "
             f"in {straggler['offsets']}; the emulated blocks ran at most "
             f"{straggler['traced_trips']:,}) and takes {_fmt(straggler['seconds'])} alone")
+
+
+def _segments_note(segments: list | None) -> str | None:
+    """A note where the grid's working blocks come first and its idle ones after them:
+    each run's time, as the two were predicted apart."""
+    if not segments:
+        return None
+    runs = "; ".join(f"blocks {s['first_block']:,} to {s['first_block'] + s['blocks'] - 1:,}: "
+                     f"{_fmt(s['seconds'])} ({s['bottleneck']})" for s in segments)
+    return (f"note: the blocks from {segments[1]['first_block']:,} on finish early and run "
+            f"after the others, so the two runs were predicted apart and added: {runs}")
 
 
 @app.command("sweep")

@@ -51,7 +51,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 import numpy as np
@@ -67,6 +67,7 @@ from kerncast.sim._pipeline import (DEFAULT_BUDGET, RoundResult, build_table, co
                                     simulate_round)
 from kerncast.sim._regbanks import charge_conflicts, pc_conflicts
 from kerncast.sim._sassissue import SassIssue, SassReading, charge_sass_issue, read_sass
+from kerncast.sim._segments import grid_split, joined, segment_anchor
 from kerncast.sim._sharing import probe_blocks, resident_shares, warm_l2, wave_sharing
 from kerncast.sim._straggler import LoopBound, loop_trip_bound
 from kerncast.sim._whatif import check_fixes, fix_costs, fix_streams, fixed_blocks_per_sm
@@ -555,7 +556,7 @@ def short_blocks(run: Callable[[list[int], int], list[int]], blocks: int,
 
     checks = sorted({round(blocks * (i + 1) / (UNEVEN_CHECKS + 1))
                      for i in range(UNEVEN_CHECKS)} - {0, blocks})
-    budget = max(min(int(UNEVEN_SHARE * steps_per_block), UNEVEN_STEPS), 1)
+    budget = _check_budget(steps_per_block)
     if not checks:
         return []
     try:
@@ -571,6 +572,38 @@ def short_blocks(run: Callable[[list[int], int], list[int]], blocks: int,
         except EmulationError:  # it failed otherwise
             continue
     return short
+
+
+def _check_budget(steps_per_block: float) -> int:
+    """Steps a block may take to count as short: :data:`UNEVEN_SHARE` of block 0's, at
+    most :data:`UNEVEN_STEPS`."""
+    return max(min(int(UNEVEN_SHARE * steps_per_block), UNEVEN_STEPS), 1)
+
+
+def _long(stopped: Callable[[list[int], int], list[int]], budget: int,
+          chosen: list[int]) -> set[int] | None:
+    """Those of ``chosen`` that run past ``budget`` steps (``stopped`` emulates them
+    together, each stopped there), or None where their emulation failed."""
+    from kerncast.emu import EmulationError  # noqa: PLC0415 (on use: the emulator)
+
+    try:
+        return set(stopped(chosen, budget))
+    except EmulationError:
+        return None
+
+
+def _in_run(chosen: tuple[list[int], list[int]], first: int,
+            anchor: int) -> tuple[list[int], list[int]]:
+    """:func:`choose_blocks`'s blocks of a run that starts at block ``first`` (the blocks
+    the round stands for moved there), each taking its stream from the run's ``anchor``
+    where they took block 0's."""
+    stands, sources = chosen
+    return [first + b for b in stands], [anchor if s == 0 else first + s for s in sources]
+
+
+def _prefixed(progress: Callable[[str], None], prefix: str) -> Callable[[str], None]:
+    """``progress`` with each step said after ``prefix``."""
+    return lambda step: progress(prefix + step)
 
 
 def _quiet(step: str) -> None:
@@ -633,8 +666,11 @@ def predict_launch(kernel: Kernel, launch: Launch, device: str | Device, *,
 def _predict_launch(kernel: Kernel, launch: Launch, device: str | Device, jobs: list[Future],
                     *, sm_count: int | None, machine: Machine | None,
                     progress: Callable[[str], None] | None, budget: int,
-                    fixes: frozenset[str]) -> StaticResult:
-    """:func:`predict_launch`, noting in ``jobs`` the work it starts on other threads."""
+                    fixes: frozenset[str], span: tuple[int, int] | None = None
+                    ) -> StaticResult:
+    """:func:`predict_launch`, noting in ``jobs`` the work it starts on other threads;
+    with ``span`` (first block, count) the time of that run of the grid's blocks alone
+    (see :mod:`kerncast.sim._segments`)."""
     from kerncast.emu import emulate  # noqa: PLC0415 (on use: the emulator)
 
     started = time.perf_counter()
@@ -665,16 +701,19 @@ def _predict_launch(kernel: Kernel, launch: Launch, device: str | Device, jobs: 
                          f"block needs more {occ.limiting} than an SM has")
     check_fits(kernel, launch, dev)
     n_sm = sm_count or dev.compute.sm_count
-    blocks, psat = launch.blocks, occ.blocks_per_sm
+    first, blocks = span if span is not None else (0, launch.blocks)
+    psat = occ.blocks_per_sm
     if "occupancy" in fixes:
         psat = fixed_blocks_per_sm(dev, launch.threads_per_block, res.registers, psat)
     per_sm = min(psat, math.ceil(blocks / n_sm))
     active = min(n_sm, blocks)
     dependent = data_dependent(program)
     wpb = -(-launch.threads_per_block // 32)
-    stands, sources = choose_blocks(blocks, per_sm, n_sm, dependent, wpb)
-    probes = [b for b in probe_blocks(launch.grid) if b < blocks]
-    emulated = sorted(set(sources) | {0})
+    anchor = segment_anchor(first, blocks, launch.grid)  # the run's block 0
+    stands, sources = _in_run(choose_blocks(blocks, per_sm, n_sm, dependent, wpb), first,
+                              anchor)
+    probes = [b for b in probe_blocks(launch.grid, anchor) if b < first + blocks]
+    emulated = sorted(set(sources) | {anchor})
     if dependent:
         at = f" at size {launch.size}" if launch.size else ""
         progress(f"generating the inputs of {kernel.name}{at} (its trace depends on their "
@@ -697,16 +736,31 @@ def _predict_launch(kernel: Kernel, launch: Launch, device: str | Device, jobs: 
 
     progress(f"emulating {len(emulated)} of {blocks:,} blocks")
     result = run(emulated, memory_budget=MEMORY_BUDGET)
-    uneven = [] if dependent or blocks < 2 else short_blocks(
-        lambda chosen, budget: run(chosen, trace=False, block_step_budget=budget).over_budget,
-        blocks, result.steps / len(emulated))
+    def stopped(chosen: list[int], budget: int) -> list[int]:  # those that ran past budget
+        return run(chosen, trace=False, block_step_budget=budget).over_budget
+
+    steps = result.steps / len(emulated)
+    uneven = [] if dependent or blocks < 2 or span is not None else short_blocks(
+        stopped, blocks, steps)
+    split = grid_split(partial(_long, stopped, _check_budget(steps)), blocks) if uneven \
+        else None
+    if split is not None:
+        progress(f"blocks {split:,} to {blocks - 1:,} finish early, after the others: "
+                 "predicting the two runs apart")
+        spans = [(0, split), (split, blocks - split)]
+        parts = [_predict_launch(kernel, launch, dev, jobs, sm_count=sm_count, machine=machine,
+                                 progress=_prefixed(progress, f"blocks {a:,}-{a + n - 1:,}: "),
+                                 budget=budget, fixes=fixes, span=(a, n)) for a, n in spans]
+        out = joined(parts, spans, machine.launch_fixed_seconds())
+        out.based_on.update(short_blocks=uneven, seconds_to_predict=time.perf_counter() - started)
+        return out
     if uneven:
         # blocks that exit early stand for part of the grid: trace blocks spread over it,
         # as for a kernel whose work depends on its data
         progress(f"blocks {', '.join(map(str, uneven))} finish early: emulating blocks "
                  "spread over the grid")
         stands, sources = choose_blocks(blocks, per_sm, n_sm, True, wpb)
-        emulated = sorted(set(sources) | {0})
+        emulated = sorted(set(sources) | {anchor})
         result = run(emulated, memory_budget=MEMORY_BUDGET)
     trace = result.trace
     # the probes only show how addresses move from block to block: their first accesses
@@ -730,7 +784,7 @@ def _predict_launch(kernel: Kernel, launch: Launch, device: str | Device, jobs: 
         orders = segment_orders(trace.program, table, reading.places)
     wave = psat * n_sm
     sharing = wave_sharing(traces, launch.grid, probes, emulated, wave=wave, total_blocks=blocks,
-                           l2_bytes=dev.memory.l2_kib * 1024)
+                           l2_bytes=dev.memory.l2_kib * 1024, anchor=anchor)
     by_warp = fix_streams(trace.streams()) if "divergence" in fixes else trace.streams()
     rnd = _round_streams(trace, stands, sources, orders, by_warp)
     grid_scale = blocks / len(emulated) * (rnd.total / rnd.traced if rnd.traced else 1.0)
@@ -778,8 +832,9 @@ def _predict_launch(kernel: Kernel, launch: Launch, device: str | Device, jobs: 
     fixed = machine.launch_fixed_seconds()
     neighbour = None
     if len(set(sources)) == 1 and blocks > 1 and len(_global_atomics(trace)[2]):
-        # one traced block cannot tell a grid-wide address from its own: trace block 1
-        neighbour = run([1], memory_budget=MEMORY_BUDGET).trace
+        # one traced block cannot tell a grid-wide address from its own: trace the next
+        neighbour = run([anchor + 1 if anchor + 1 < first + blocks else anchor - 1],
+                        memory_budget=MEMORY_BUDGET).trace
     atomics = _atomic_seconds(trace, machine, blocks, sorted(set(sources)), rnd, neighbour)
     straggler = _straggler_seconds(loop, rnd, full, machine)
     execute = max(execute, atomics, straggler)

@@ -158,10 +158,13 @@ def block_coords(blocks: np.ndarray, grid: tuple[int, ...]) -> np.ndarray:
     return np.stack([blocks % gx, (blocks // gx) % gy, blocks // (gx * gy)], axis=1)
 
 
-def probe_blocks(grid: tuple[int, ...]) -> list[int]:
-    """Block 0's neighbours along each grid dimension that has more than one block."""
+def probe_blocks(grid: tuple[int, ...], anchor: int = 0) -> list[int]:
+    """Block ``anchor``'s next neighbours along each grid dimension that has more than
+    one block, where they lie in the grid without wrapping to another row or plane."""
     gx, gy, gz = (list(grid) + [1, 1, 1])[:3]
-    return [b for b, n in ((1, gx), (gx, gy), (gx * gy, gz)) if n > 1]
+    x, y, z = block_coords(np.array([anchor]), grid)[0].tolist()
+    return [anchor + step for step, at, n in ((1, x, gx), (gx, y, gy), (gx * gy, z, gz))
+            if n > 1 and at + 1 < n]
 
 
 def instance_table(acc, wpb: int) -> dict[str, np.ndarray]:
@@ -260,11 +263,12 @@ def _fetches(shifts: np.ndarray, grid: tuple[int, ...], n: int, reach: float) ->
 
 
 def wave_sharing(traces, grid: tuple[int, ...], probes: list[int], checks: list[int], *,
-                 wave: int, total_blocks: int, l2_bytes: float) -> Sharing:
-    """DRAM share and shifts of every global instance of block 0 (module docstring).
+                 wave: int, total_blocks: int, l2_bytes: float, anchor: int = 0) -> Sharing:
+    """DRAM share and shifts of every global instance of block ``anchor`` (module
+    docstring; a run of the grid's blocks that starts past block 0 has its own).
 
-    ``probes`` are the neighbour blocks along each dimension (as :func:`probe_blocks`
-    returns them, in order x, y, z), ``checks`` other emulated blocks that test the
+    ``probes`` are the neighbour blocks one step along a dimension each (as
+    :func:`probe_blocks` returns them), ``checks`` other emulated blocks that test the
     affine claim.
     """
     tables = [instance_table(t.memory, t.warps_per_block) for t in
@@ -275,21 +279,24 @@ def wave_sharing(traces, grid: tuple[int, ...], probes: list[int], checks: list[
     if not inst:
         return Sharing(empty, empty.astype(float), np.zeros((0, 3), np.int64), empty.astype(bool),
                        tuple(grid), 0.0, "wave")
-    base = _of_block(inst, 0)
+    base = _of_block(inst, anchor)
     n = len(base["key"])
     shifts = np.zeros((n, 3), np.int64)
     affine = np.ones(n, bool)
-    dims = [d for d, count in enumerate((list(grid) + [1, 1, 1])[:3]) if count > 1]
-    for dim, probe in zip(dims, probes):
+    origin = block_coords(np.array([anchor]), grid)[0]
+    for probe in probes:
+        step = block_coords(np.array([probe]), grid)[0] - origin
+        if sorted(step.tolist()) != [0, 0, 1]:
+            continue  # not one step along one dimension
         same, delta = _match(base, _of_block(inst, probe))
         affine &= same
-        shifts[:, dim] = delta
+        shifts[:, int(np.argmax(step))] = delta
     for block in checks:
-        if block in (0, *probes):
+        if block in (anchor, *probes):
             continue
         other = _of_block(inst, block)
         same, delta = _match(base, other)
-        coords = block_coords(np.array([block]), grid)[0]
+        coords = block_coords(np.array([block]), grid)[0] - origin
         predicted = shifts @ coords
         present = np.isin(base["key"], other["key"])
         affine &= ~present | (same & (delta == predicted))
