@@ -244,6 +244,31 @@ def test_a_block_waits_for_the_slowest_of_its_warps_dram_reads(machine, monkeypa
     assert last_end(32) < thirty_two
 
 
+def test_a_request_waits_for_the_latest_of_its_dram_pages_not_of_its_lines(machine):
+    """Lines of one 1 KiB DRAM page arrive together; lines in pages of their own are
+    draws of their own. Eight warps each read four lines: next to each other (one page),
+    or each line in a page of its own."""
+    from kerncast.sim._loop import PAGE_SECTORS, dram_pages
+
+    table = _load_then_use(machine)
+
+    def last_end(gap: int) -> float:  # sectors between a request's lines
+        costs = {(w, 0, 0): RequestCost(
+            LOAD, GLOBAL, tuple(sorted(4096 * w + gap * k + s for k in range(4)
+                                       for s in range(4))), 4, 1, 1.0) for w in range(8)}
+        streams = [(np.array([0, 1]), np.zeros(2, np.int64)) for _ in range(8)]
+        return simulate_round(streams, table, _nregs(table), costs, machine, active_sms=1,
+                              warps_per_block=8, l1_bytes=200 * 1024,
+                              l2_share_bytes=400 * 1024, source=list(range(8))).cycles
+
+    adjacent, apart = last_end(4), last_end(PAGE_SECTORS)
+    assert adjacent < apart
+    sectors = np.array([0, 1, 4, 5, 31, 32, 63, 64, 200], np.int64)
+    assert dram_pages(sectors, 0, len(sectors)) == 4  # pages 0, 1, 2 and 6
+    assert dram_pages(sectors, 2, 4) == 1
+    assert dram_pages(sectors, 3, 3) == 0
+
+
 def test_a_reload_hits_in_l1(machine):
     table = _load_then_use(machine) + [_mem(dsts=(2,)), _alu(machine, "int", (2,), (3,))]
     sectors = (0, 1, 2, 3)
@@ -1042,14 +1067,14 @@ def test_a_long_warp_bounds_one_wave_but_counts_once_over_many(machine):
     assert (4 * N + 15 * N) / 16 * lat < many.cycles < 0.6 * one.cycles
 
 
-def test_order_statistics_of_the_spread_centre_on_the_mean_and_grow_with_rank_and_lines():
+def test_order_statistics_of_the_spread_centre_on_the_mean_and_grow_with_rank_and_pages():
     spread = tuple(float(c) for c in np.linspace(-150.0, 350.0, 16))
     table = order_statistics(spread, 8)
     assert table.shape == (SPREAD_LINES, 8)
-    # one line: the ranks average the mean, the latest lies past it, the earliest short
+    # one page: the ranks average the mean, the latest lies past it, the earliest short
     assert table[0].mean() == pytest.approx(0.0, abs=1.0)
     assert (np.diff(table[0]) > 0).all() and table[0, 0] < 0 < table[0, -1]
-    # a request of more lines waits for the latest of them: later at every rank
+    # a request of more pages waits for the latest of them: later at every rank
     assert (table[3] > table[0]).all() and (table[31] >= table[3]).all()
     # a block of one warp reads at the mean
     assert order_statistics(spread, 1)[0, 0] == pytest.approx(0.0, abs=1.0)

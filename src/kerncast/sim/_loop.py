@@ -30,7 +30,7 @@ import numpy as np
 from kerncast.trace import KINDS, SECTOR, SPACES
 
 __all__ = ["DRAM_CHUNK", "LRU", "bandwidth_transfer", "cache_load", "cache_store", "dram_added",
-           "dram_spread", "dram_transfer", "jit", "lru_size", "new_lru", "new_set",
+           "dram_pages", "dram_spread", "dram_transfer", "jit", "lru_size", "new_lru", "new_set",
            "partial_store_cycles", "reserve_set", "round_scratch", "set_add", "spread_rank",
            "run_round", "compiled", "for_round", "INTERPRETED"]
 
@@ -490,15 +490,36 @@ def spread_rank(warp, read, size):
     return (warp + step * read) % size
 
 
+#: sectors of a DRAM page (1 KiB, an HBM pseudo-channel's row): the lines of one request
+#: within a page arrive together, those in different pages as draws of their own
+#: (tools/multiline_latency_probe.py on the H200: a warp's read of 2, 4 or 8 adjacent
+#: lines at light load takes 697-759 cycles, as one line's 709-811; of as many lines 170
+#: MB apart, 754-956, about the latest of as many one-line draws)
+PAGE_SECTORS = 32
+
+
+@jit(inline=True)
+def dram_pages(sectors, lo, hi):
+    """DRAM pages among a request's sectors ``sectors[lo:hi]`` (ascending)."""
+    count = 0
+    last = -1
+    for k in range(lo, hi):
+        page = sectors[k] // PAGE_SECTORS
+        if page != last:
+            count += 1
+            last = page
+    return count
+
+
 @jit
-def dram_spread(order, lines, rank):
+def dram_spread(order, pages, rank):
     """Cycles a DRAM read lies off the mean latency: the expected ``rank``-th order
-    statistic of its block's warps' reads (``order``: per lines of the request, from one,
-    and per rank, see :func:`kerncast.sim._pipeline.order_statistics`); 0 where the
+    statistic of its block's warps' reads (``order``: per DRAM pages of the request, from
+    one, and per rank, see :func:`kerncast.sim._pipeline.order_statistics`); 0 where the
     calibration has no spread."""
     if order.shape[0] == 0:
         return 0.0
-    return order[min(lines, order.shape[0]) - 1, rank]
+    return order[min(pages, order.shape[0]) - 1, rank]
 
 
 # ---------------------------------------------------------------------------------------
@@ -623,9 +644,10 @@ def _memory(cost, offset, now, r_kind, r_space, r_lines, r_waves, r_share, r_nby
     if to_dram:
         moved = dram_transfer(dram, load_x, now, 32.0 * to_dram * traffic, False)
         added = dram_added(dram, load_x, load_y)
-        # the request's place in the spread, as far as its data comes from DRAM
+        # the request's place in the spread, as far as its data comes from DRAM: the
+        # latest of its pages
         delay = max(delay, moved, added) + r_share[cost] * dram_spread(
-            spread, max(1, r_lines[cost]), spread_rank(warp, read, size))
+            spread, max(1, dram_pages(sectors, lo, hi)), spread_rank(warp, read, size))
     return ready - now + delay, hold
 
 
