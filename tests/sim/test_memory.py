@@ -195,12 +195,17 @@ def test_stores_write_through_and_drop_the_l1_copy():
     caches = SMCaches(l1_bytes=64 * 1024, l2_share_bytes=1 << 20)
     caches.load(_line(0), 1.0, 0.0, LAT)
     below, dram = caches.store(_line(0), 1.0)
-    assert below == 4 and dram == 0  # already in the L2 share: no new DRAM write
+    # loaded, then updated in place: the dirty line is written back once all the same
+    assert below == 4 and dram == 4
+    assert caches.store(_line(0), 1.0) == (4, 0)  # dirty already: one write-back
     _, below, dram = caches.load(_line(0), 1.0, 1000.0, LAT)
     assert below == 4 and dram == 0  # L1 copy dropped; the L2 has it
     below, dram = caches.store(_line(5), 1.0)
     assert below == 4 and dram == 4  # first write of these sectors: written back once
     assert caches.store(_line(5), 1.0) == (4, 0)
+    _, _, dram = caches.load(_line(5), 1.0, 2000.0, LAT)
+    assert dram == 0  # a written sector is read from the L2
+    assert caches.store(_line(5), 1.0) == (4, 0)  # and stays dirty
 
 
 # -- shared accesses that ptxas merges into vectors -------------------------------------------

@@ -404,9 +404,12 @@ def cache_load(l1, l2, pages, warm, stats, dram_stat, sectors, lo, hi, share, no
 @jit
 def cache_store(l1, l2, warm, dram_stat, sectors, lo, hi):
     """(sectors written to L2, expected DRAM sectors) of a store of ``sectors[lo:hi]``;
-    see ``SMCaches.store``."""
+    see ``SMCaches.store``. An L2 sector's value says whether it is dirty (1) or clean
+    (0, as loads bring sectors in): a sector's first write is written back to DRAM once,
+    whether the L2 held it (a load's, updated in place) or not."""
     l1, l2 = _borrow_lru(l1), _borrow_lru(l2)
     dram_stat, sectors = borrow(dram_stat), borrow(sectors)
+    dirty = l2[3]
     dram = 0.0
     for k in range(lo, hi):
         s = sectors[k]
@@ -414,8 +417,11 @@ def cache_store(l1, l2, warm, dram_stat, sectors, lo, hi):
         slot = _slot(l2, s)
         if slot >= 0:
             _lru_touch(l2, slot)
+            if dirty[slot] == 0.0:
+                dirty[slot] = 1.0
+                dram += 1.0
             continue
-        _lru_insert(l2, s, 0.0)
+        _lru_insert(l2, s, 1.0)
         dram += 1.0
     if warm:
         dram = 0.0

@@ -351,7 +351,8 @@ class SMCaches:
 
     def store(self, sectors: tuple[int, ...], share: float) -> tuple[int, float]:
         """(sectors written to L2, expected DRAM sectors): written through, the L1 copy
-        dropped; a sector this SM writes for the first time is written back to DRAM once."""
+        dropped; a sector this SM writes for the first time is written back to DRAM once,
+        a sector it loaded as well (updated in place) included."""
         written, dram = compiled().cache_store(self.l1, self.l2, self.warm, self.dram,
                                                np.asarray(sectors, np.int64), 0, len(sectors))
         return int(written), float(dram)
