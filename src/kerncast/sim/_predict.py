@@ -736,6 +736,7 @@ def _predict_launch(kernel: Kernel, launch: Launch, device: str | Device, jobs: 
 
     progress(f"emulating {len(emulated)} of {blocks:,} blocks")
     result = run(emulated, memory_budget=MEMORY_BUDGET)
+
     def stopped(chosen: list[int], budget: int) -> list[int]:  # those that ran past budget
         return run(chosen, trace=False, block_step_budget=budget).over_budget
 
