@@ -73,9 +73,11 @@ def _result(seconds, parts, bottleneck, **based_on):
 
 def test_joined_runs_add_their_times_with_the_fixed_launch_cost_once():
     work = _result(10e-6, {"compute": 4e-6, "memory": 8e-6, "launch": 2e-6, "latency": 0.0},
-                   "memory", round_cycles=5000.0, waves=3)
+                   "memory", round_cycles=5000.0, waves=3,
+                   work={"flops_fp32": 100.0, "flops_fp64": 0.0, "dram_bytes": 4096.0})
     idle = _result(6e-6, {"compute": 3e-6, "memory": 0.0, "launch": 2e-6, "latency": 1e-6},
-                   "compute", round_cycles=1600.0, waves=9)
+                   "compute", round_cycles=1600.0, waves=9,
+                   work={"flops_fp32": 20.0, "flops_fp64": 0.0, "dram_bytes": 0.0})
     out = joined([work, idle], [(0, 100), (100, 300)], fixed=1.5e-6)
     assert out.seconds == pytest.approx(14.5e-6)
     assert out.breakdown["launch"] == pytest.approx(2.5e-6)
@@ -85,4 +87,7 @@ def test_joined_runs_add_their_times_with_the_fixed_launch_cost_once():
     assert out.based_on["blocks"] == 400 and out.based_on["round_cycles"] == 5000.0
     assert [s["first_block"] for s in out.based_on["segments"]] == [0, 100]
     assert [s["waves"] for s in out.based_on["segments"]] == [3, 9]
+    # the roofline places the whole launch: both runs' operations and bytes
+    assert out.based_on["work"] == {"flops_fp32": 120.0, "flops_fp64": 0.0, "dram_bytes": 4096.0}
     assert work.based_on.get("segments") is None  # the run's own prediction untouched
+    assert work.based_on["work"]["flops_fp32"] == 100.0

@@ -91,7 +91,8 @@ def joined(parts: Sequence[R], spans: Sequence[tuple[int, int]], fixed: float) -
     """One prediction of a launch from those of its runs of blocks (``spans``: first
     block, count), one after the other: their times added with the launch's fixed cost
     (``fixed`` seconds) counted once, their parts added likewise, the bottleneck the
-    largest part; what it rests on is the first run's, with each run's share."""
+    largest part; what it rests on is the first run's, with each run's share, and the
+    work (operations, DRAM bytes) of all of them."""
     first = parts[0]
     seconds = sum(p.seconds for p in parts) - fixed * (len(parts) - 1)
     breakdown: dict[str, float] = {}
@@ -102,6 +103,9 @@ def joined(parts: Sequence[R], spans: Sequence[tuple[int, int]], fixed: float) -
     bottleneck = max(breakdown, key=breakdown.__getitem__)
     based_on = dict(first.based_on)
     based_on["blocks"] = sum(count for _, count in spans)
+    works = [p.based_on["work"] for p in parts if isinstance(p.based_on.get("work"), dict)]
+    if works:
+        based_on["work"] = {key: sum(w.get(key, 0.0) for w in works) for key in works[0]}
     based_on["segments"] = [
         {"first_block": start, "blocks": count, "seconds": p.seconds,
          "bottleneck": p.bottleneck, "round_cycles": p.based_on.get("round_cycles"),
