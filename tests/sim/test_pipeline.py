@@ -20,7 +20,7 @@ from kerncast.sim import machine_for
 from kerncast.sim._machine import PIPES
 from kerncast.sim._memory import RequestCost
 from kerncast.sim._pipeline import (BRANCH_PREDICATE_CYCLES, FP64_SHADOW, K_ALU, K_BAR, K_MEM,
-                                    SPREAD_LINES, TAKEN_BRANCH_CYCLES, WINDOWS, Op, _Dram,
+                                    SPREAD_PAGES, TAKEN_BRANCH_CYCLES, WINDOWS, Op, _Dram,
                                     build_table, order_statistics, rotate_streams,
                                     sample_streams, simulate_round)
 from kerncast.trace import KINDS, SPACES
@@ -1070,7 +1070,7 @@ def test_a_long_warp_bounds_one_wave_but_counts_once_over_many(machine):
 def test_order_statistics_of_the_spread_centre_on_the_mean_and_grow_with_rank_and_pages():
     spread = tuple(float(c) for c in np.linspace(-150.0, 350.0, 16))
     table = order_statistics(spread, 8)
-    assert table.shape == (SPREAD_LINES, 8)
+    assert table.shape == (SPREAD_PAGES, 8)
     # one page: the ranks average the mean, the latest lies past it, the earliest short
     assert table[0].mean() == pytest.approx(0.0, abs=1.0)
     assert (np.diff(table[0]) > 0).all() and table[0, 0] < 0 < table[0, -1]

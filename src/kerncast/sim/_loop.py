@@ -433,8 +433,8 @@ def cache_store(l1, l2, warm, dram_stat, sectors, lo, hi):
 # Memory servers. bw (the L2's share): [free, per_byte, busy, bytes]. The DRAM's share:
 # [free, per_byte, busy, bytes, read, write, turn, written, window, recent, seen], its
 # loaded-latency curve (load_x, load_y; empty where it has none) and the spread of single
-# reads' latencies (as order statistics by lines and rank; empty where the calibration
-# has none).
+# reads' latencies (as order statistics by DRAM pages and rank; empty where the
+# calibration has none).
 
 @jit(inline=True)
 def _interp(xs, ys, x):

@@ -527,7 +527,7 @@ class _Dram(_Bandwidth):
 
 #: the most DRAM pages of one request whose latest page's order statistics are tabled (a
 #: request of more waits as one of that many; see :func:`kerncast.sim._loop.dram_pages`)
-SPREAD_LINES = 32
+SPREAD_PAGES = 32
 #: points of the quantile grid the order statistics are integrated over
 _SPREAD_GRID = 1024
 
@@ -547,8 +547,8 @@ def _order_statistics(quantiles: tuple[float, ...], warps: int) -> np.ndarray:
     weights = np.exp((ranks[:, None] - 1) * log_u + (warps - ranks[:, None]) * log_v
                      - log_beta[:, None])
     weights /= weights.sum(axis=1, keepdims=True)
-    out = np.empty((SPREAD_LINES, warps))
-    for pages in range(1, SPREAD_LINES + 1):
+    out = np.empty((SPREAD_PAGES, warps))
+    for pages in range(1, SPREAD_PAGES + 1):
         # the latest of ``pages`` draws: a uniform quantile to the power 1 / pages
         cycles = np.interp(u ** (1.0 / pages), points, quantiles)
         out[pages - 1] = weights @ cycles - mean
@@ -556,13 +556,13 @@ def _order_statistics(quantiles: tuple[float, ...], warps: int) -> np.ndarray:
 
 
 def order_statistics(spread: tuple[float, ...], warps: int) -> np.ndarray:
-    """Per DRAM pages of a request (1 to :data:`SPREAD_LINES`, rows) and rank among a
+    """Per DRAM pages of a request (1 to :data:`SPREAD_PAGES`, rows) and rank among a
     block's ``warps`` warps (columns), the expected cycles that read lies off the mean
     latency: the rank-th smallest of ``warps`` draws from the calibrated spread (cycles at
     evenly spaced quantiles, flat past the outermost), each the latest of its request's
     pages (the lines of one page arrive together).
     A block's warps take every rank at each read, so the block waits for the expected
-    latest of its warps' reads, and one line's ranks average the mean."""
+    latest of its warps' reads, and one page's ranks average the mean."""
     return _order_statistics(tuple(float(c) for c in spread), max(int(warps), 1))
 
 

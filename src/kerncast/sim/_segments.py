@@ -111,5 +111,5 @@ def joined(parts: Sequence[R], spans: Sequence[tuple[int, int]], fixed: float) -
          "bottleneck": p.bottleneck, "round_cycles": p.based_on.get("round_cycles"),
          "waves": p.based_on.get("waves")}
         for p, (start, count) in zip(parts, spans)]
-    return replace(first, seconds=seconds, breakdown=breakdown, bottleneck=bottleneck,  # type: ignore[type-var]
+    return replace(first, seconds=seconds, breakdown=breakdown, bottleneck=bottleneck,
                    based_on=based_on)
