@@ -253,3 +253,22 @@ def test_a_partly_copied_store_copies_the_chunks_an_access_reaches(monkeypatch):
     store.data[chunk] = 7  # written, then completed: the write stays
     store.complete()
     assert store.data[chunk] == 7 and (store.data[:chunk] == source[:chunk]).all()
+
+
+def test_a_chunked_input_is_made_only_where_the_blocks_read(mod):
+    from kerncast.core import Chunked
+
+    values = RNG.integers(0, 100, 1 << 20).astype(np.int32)  # 4 MiB, 64 chunks of 64 KiB
+    made: list[int] = []
+
+    def piece(k):
+        made.append(k)
+        return values[k << 14:(k + 1) << 14]
+
+    out = np.zeros(512, np.int32)
+    whole = run(mod, "if_else", ((2,), (128,)), [values, out]).outputs["if_else_param_1"]
+    r = run(mod, "if_else", ((2,), (128,)), [Chunked(np.int32, values.size, 1 << 14, piece), out])
+    assert made == [0]  # the blocks read the first 256 values
+    assert r._regions["if_else_param_0"].store.filled.tolist() == [True] + [False] * 63
+    assert (r.outputs["if_else_param_1"] == whole).all()
+    assert (r.outputs["if_else_param_0"] == values).all()  # made whole when read whole

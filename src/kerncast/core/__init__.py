@@ -10,6 +10,7 @@ emulator runs a ``Launch``, the models predict one, the corpus produces them.
 
 from kerncast.core._args import (ARG_DTYPES, Argument, Array, BufferOffset, Scalar, Struct, View,
                                  as_argument, as_dtype)
+from kerncast.core._chunked import CHUNKED_BYTES, Chunked, advanced, chunked_together
 from kerncast.core._generators import (GENERATORS, Generator, npy_header, parse_generator,
                                        register_generator)
 from kerncast.core._expr import evaluate
@@ -24,11 +25,12 @@ from kerncast.core._tuning import DEFAULT_BLOCK_NAMES, Tuning
 from kerncast.core._user import UserKernel, language_of
 
 __all__ = [
-    "ARG_DTYPES", "BREAKDOWN_KEYS", "COMPILERS", "DEFAULT_BLOCK_NAMES", "GENERATORS", "LANGUAGES", "MAX_GRID",
-    "MAX_INPUT_SETS", "MAX_THREADS", "Argument", "Array", "BufferOffset", "Generator", "Kernel", "Launch",
-    "LaunchFile", "Prediction", "Scalar", "Struct", "Tuning", "UserKernel", "View", "as_argument",
-    "as_dtype", "build_launch", "cycled_copies", "dims", "evaluate", "kernel_from_dict", "kernel_to_dict",
-    "language_of", "language_of_suffix", "launch_from_dict", "launch_to_dict",
+    "ARG_DTYPES", "BREAKDOWN_KEYS", "CHUNKED_BYTES", "COMPILERS", "DEFAULT_BLOCK_NAMES",
+    "GENERATORS", "LANGUAGES", "MAX_GRID", "MAX_INPUT_SETS", "MAX_THREADS", "Argument", "Array",
+    "BufferOffset", "Chunked", "Generator", "Kernel", "Launch", "LaunchFile", "Prediction",
+    "Scalar", "Struct", "Tuning", "UserKernel", "View", "advanced", "as_argument", "as_dtype",
+    "build_launch", "chunked_together", "cycled_copies", "dims", "evaluate", "kernel_from_dict",
+    "kernel_to_dict", "language_of", "language_of_suffix", "launch_from_dict", "launch_to_dict",
     "load_launch_file", "npy_header", "parse_arg", "parse_args", "parse_generator",
     "register_generator", "user_launch",
 ]

@@ -10,7 +10,9 @@ Every argument of a :class:`~kerncast.core.Launch` is one of these:
 
 :func:`as_argument` turns what a user passes (NumPy arrays and scalars, Python numbers,
 bytes, structured scalars) into them. :class:`BufferOffset` is a view with its array
-materialised: what the emulator and the measurement backends receive for it.
+materialised: what the emulator and the measurement backends receive for it. An emulation
+may receive a generated array as a :class:`~kerncast.core.Chunked` one, made as its
+accesses reach it.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from kerncast._errors import InputError
+from kerncast.core._chunked import CHUNKED_BYTES, Chunked
 from kerncast.core._generators import Generator, parse_generator
 
 __all__ = ["ARG_DTYPES", "Argument", "Array", "BufferOffset", "Scalar", "Struct", "View",
@@ -115,15 +118,22 @@ class Array:
         return self.size * self.dtype.itemsize
 
     def values(self, rng: np.random.Generator, generate: bool = True,
-               data: bool = True) -> np.ndarray:
+               data: bool = True, chunked: bool = False) -> np.ndarray | Chunked:
         """The array to run with: the data (read-only), generated values, or zeros
         (lazily allocated: only the pages touched are materialised); zeros in place of
-        the data too where ``data`` is false."""
+        the data too where ``data`` is false. With ``chunked``, generated values of at
+        least :data:`~kerncast.core._chunked.CHUNKED_BYTES` come as a :class:`Chunked`
+        array where the generator can make them a piece at a time (an emulation reads
+        only the pieces its blocks reach)."""
         if self.data is not None and data:
             view = np.ascontiguousarray(self.data).reshape(-1).view()
             view.flags.writeable = False
             return view
         if generate and self.generator is not None and self.intent != "out":
+            draw_chunked = getattr(self.generator, "draw_chunked", None)
+            if chunked and draw_chunked is not None and self.nbytes >= CHUNKED_BYTES:
+                made = draw_chunked(rng, self.dtype, self.shape)
+                return made if isinstance(made, Chunked) else made.reshape(-1)
             return self.generator.draw(rng, self.dtype, self.shape).reshape(-1)
         return lazy_zeros(self.size, self.dtype)
 
@@ -217,7 +227,7 @@ class View:
 class BufferOffset:
     """A materialised view: a pointer ``byte_offset`` bytes into ``array``."""
 
-    array: np.ndarray
+    array: np.ndarray | Chunked
     byte_offset: int
 
 

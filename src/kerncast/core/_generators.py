@@ -18,21 +18,28 @@ from pathlib import Path
 import numpy as np
 
 from kerncast._errors import InputError
+from kerncast.core._chunked import Chunked, advanced
 
 __all__ = ["GENERATORS", "Generator", "GeneratorKind", "parse_generator", "register_generator"]
 
 Draw = Callable[[np.random.Generator, np.dtype, tuple[int, ...], tuple], np.ndarray]
+#: how a generator makes its values a piece at a time (None where it cannot, for that dtype)
+ChunkedDraw = Callable[[np.random.Generator, np.dtype, tuple[int, ...], tuple], Chunked | None]
+#: values per piece of a generator's chunked values
+PIECE = 1 << 20
 
 
 @dataclass(frozen=True)
 class GeneratorKind:
-    """One registered generator: its name, the parameters it takes and how it draws."""
+    """One registered generator: its name, the parameters it takes and how it draws;
+    ``chunked``, where given, makes the same values a piece at a time."""
 
     name: str
     params: tuple[str, ...]
     defaults: tuple
     draw: Draw
     help: str
+    chunked: ChunkedDraw | None = None
 
     def bind(self, args: tuple) -> tuple:
         if len(args) > len(self.params):
@@ -49,9 +56,12 @@ GENERATORS: dict[str, GeneratorKind] = {}
 
 
 def register_generator(name: str, params: tuple[str, ...], draw: Draw, *,
-                       defaults: tuple = (), help: str = "") -> None:  # noqa: A002
-    """Add a generator usable by name wherever an array is described."""
-    GENERATORS[name] = GeneratorKind(name, params, defaults, draw, help)
+                       defaults: tuple = (), help: str = "",  # noqa: A002
+                       chunked: ChunkedDraw | None = None) -> None:
+    """Add a generator usable by name wherever an array is described; ``chunked``, where
+    given, makes the values ``draw`` makes, a piece at a time (see
+    :class:`~kerncast.core.Chunked`)."""
+    GENERATORS[name] = GeneratorKind(name, params, defaults, draw, help, chunked)
 
 
 @dataclass(frozen=True)
@@ -75,6 +85,15 @@ class Generator:
         """Values of ``dtype`` and ``shape`` (an ``npy`` file must match both)."""
         out = GENERATORS[self.name].draw(rng, np.dtype(dtype), tuple(shape), self.args)
         return np.ascontiguousarray(out, dtype=dtype).reshape(shape)
+
+    def draw_chunked(self, rng: np.random.Generator, dtype: np.dtype,
+                     shape: tuple[int, ...]) -> Chunked | np.ndarray:
+        """The values :meth:`draw` makes, as a :class:`~kerncast.core.Chunked` array
+        where the generator makes them a piece at a time, else drawn whole (flat)."""
+        kind = GENERATORS[self.name]
+        made = kind.chunked(rng, np.dtype(dtype), tuple(shape), self.args) \
+            if kind.chunked is not None else None
+        return made if made is not None else self.draw(rng, dtype, shape).reshape(-1)
 
 
 _CALL = re.compile(r"^\s*([A-Za-z_]\w*)\s*(?:\((.*)\))?\s*$", re.S)
@@ -123,6 +142,16 @@ def _uniform(rng, dtype, shape, args):
     return rng.uniform(low, high, size=shape)
 
 
+def _uniform_chunked(rng, dtype, shape, args) -> Chunked | None:
+    """Floats as :func:`_uniform` draws them (one 64-bit output each), a piece at a time."""
+    if dtype.kind in "iub":
+        return None  # integers in a range not a power of two take a varying count of draws
+    low, high = (_number(a, "uniform", "the bounds") for a in args)
+    size, start = int(np.prod(shape)), advanced(rng, 0)  # the state as the draw finds it
+    return Chunked(dtype, size, PIECE, lambda k: advanced(start, k * PIECE).uniform(
+        low, high, size=min(PIECE, size - k * PIECE)))
+
+
 def _normal(rng, dtype, shape, args):
     mean, std = (_number(a, "normal", "mean and std") for a in args)
     return rng.normal(mean, std, size=shape)
@@ -145,6 +174,20 @@ def _arange(rng, dtype, shape, args):
     return (start + step * np.arange(int(np.prod(shape)))).astype(dtype)
 
 
+def _arange_chunked(rng, dtype, shape, args) -> Chunked:
+    start, step = (_number(a, "arange", "start and step") for a in args)
+    size = int(np.prod(shape))
+    return Chunked(dtype, size, PIECE, lambda k: start + step * np.arange(
+        k * PIECE, min(size, (k + 1) * PIECE)))
+
+
+def _full_chunked(value: float | None) -> ChunkedDraw:
+    return lambda rng, dtype, shape, args: Chunked(
+        dtype, int(np.prod(shape)), PIECE,
+        lambda k: np.full(min(PIECE, int(np.prod(shape)) - k * PIECE), args[0]
+                          if value is None else value, dtype))
+
+
 def _npy(rng, dtype, shape, args):
     path = Path(str(args[0])).expanduser()
     try:
@@ -162,18 +205,18 @@ def _npy(rng, dtype, shape, args):
     return data
 
 
-register_generator("zeros", (), _full(0), help="all zero")
-register_generator("ones", (), _full(1), help="all one")
+register_generator("zeros", (), _full(0), help="all zero", chunked=_full_chunked(0))
+register_generator("ones", (), _full(1), help="all one", chunked=_full_chunked(1))
 register_generator("full", ("value",), lambda rng, dtype, shape, args: np.full(shape, args[0]),
-                   help="every element the value")
+                   help="every element the value", chunked=_full_chunked(None))
 register_generator("uniform", ("low", "high"), _uniform, defaults=(0.0, 1.0),
-                   help="uniform in [low, high)")
+                   help="uniform in [low, high)", chunked=_uniform_chunked)
 register_generator("normal", ("mean", "std"), _normal, defaults=(0.0, 1.0),
                    help="normally distributed")
 register_generator("randint", ("low", "high"), _randint, help="integers in [low, high)")
 register_generator("permutation", (), _permutation, help="a random permutation of 0..n-1")
 register_generator("arange", ("start", "step"), _arange, defaults=(0, 1),
-                   help="start, start+step, ...")
+                   help="start, start+step, ...", chunked=_arange_chunked)
 register_generator("npy", ("path",), _npy, help="the contents of a .npy file")
 
 

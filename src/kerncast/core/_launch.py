@@ -153,16 +153,19 @@ class Launch:
         raise InputError(f"the launch has no argument {name_or_index!r}; its arguments are "
                          f"{', '.join(self.names) or 'none'}")
 
-    def materialise(self, generate: bool = True, data: bool = True) -> list[Any]:
+    def materialise(self, generate: bool = True, data: bool = True,
+                    chunked: bool = False) -> list[Any]:
         """The values to run with, in order: arrays (data, generated or zeros), numbers,
         struct bytes, and :class:`BufferOffset` for views. Arrays with data come
         read-only; a run that writes copies them. With ``data`` false every array is
-        zeros, its data left alone (for a run whose trace does not depend on values)."""
+        zeros, its data left alone (for a run whose trace does not depend on values).
+        With ``chunked`` (for an emulation) large generated arrays may come as
+        :class:`~kerncast.core.Chunked` ones (see :meth:`Array.values`)."""
         values: list[Any] = []
         for i, arg in enumerate(self.args):
             if isinstance(arg, Array):
                 rng = np.random.default_rng([self.seed, i])
-                values.append(arg.values(rng, generate, data))
+                values.append(arg.values(rng, generate, data, chunked))
             elif isinstance(arg, (Scalar, Struct)):
                 values.append(arg.values())
             else:

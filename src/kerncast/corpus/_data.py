@@ -9,10 +9,13 @@ Every application directory holds a Python module ``<app>.py`` with two function
 
 ``params`` holds the size parameters, the tunables and ``grid_x``/``block_x``... of the
 launch, so that layouts that depend on the launch (partial sums per block) can be
-generated and checked. A module whose inputs for a launch reuse arrays it made for
-another launch of the same problem (``KEEPS_PROBLEM = True``; the radix-sort pass's
-keys, whose offsets follow the tile) has the last launch's inputs kept while it makes
-the next; other inputs go first.
+generated and checked. ``inputs()`` may give a buffer as a
+:class:`~kerncast.core.Chunked` array, made a piece at a time with the values a whole
+draw would have (:func:`~kerncast.core.advanced`): an emulation of a few blocks then
+makes only the pieces they read, and anything else the whole buffer. A module whose
+inputs for a launch reuse arrays it made for another launch of the same problem
+(``KEEPS_PROBLEM = True``; the radix-sort pass's keys, whose offsets follow the tile)
+has the last launch's inputs kept while it makes the next; other inputs go first.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from kerncast._errors import InputError
-from kerncast.core import Array, Kernel, Launch, Scalar
+from kerncast.core import CHUNKED_BYTES, Array, Chunked, Kernel, Launch, Scalar
 from kerncast.corpus._spec import CorpusKernel, LaunchConfig
 
 __all__ = ["POISON", "CorpusInputs", "compare_outputs", "corpus_instance", "expected_outputs",
@@ -74,12 +77,16 @@ def params_of(kernel: CorpusKernel, config: LaunchConfig) -> dict:
 
 
 def make_args(kernel: CorpusKernel, config: LaunchConfig, seed: int = 0,
-              poison_outputs: bool = True, params: dict | None = None) -> dict[str, object]:
+              poison_outputs: bool = True, params: dict | None = None,
+              chunked: bool = False) -> dict[str, object]:
     """All arguments of one launch: generated inputs, poisoned outputs, scalars.
 
     Without ``poison_outputs`` the outputs are zeros, which the operating system
     materialises only where they are touched (what an emulation of a few blocks wants).
     ``params`` is what the generator is given (default :func:`params_of` the launch).
+    A generator may return a buffer as a :class:`~kerncast.core.Chunked` array (made a
+    piece at a time); with ``chunked`` such a buffer of at least
+    :data:`~kerncast.core.CHUNKED_BYTES` is kept so, else it is made whole.
 
     Raises
     ------
@@ -102,12 +109,17 @@ def make_args(kernel: CorpusKernel, config: LaunchConfig, seed: int = 0,
         if arg.name not in generated:
             raise InputError(f"the generator of {kernel.name} returned no buffer {arg.name!r}; "
                              f"inputs() must return every 'in' and 'inout' buffer")
-        args[arg.name] = _conform(kernel, arg.name, generated[arg.name], arg.dtype, count)
+        value = generated[arg.name]
+        if isinstance(value, Chunked) and not (chunked and value.nbytes >= CHUNKED_BYTES):
+            value = value.materialise()
+        args[arg.name] = _conform(kernel, arg.name, value, arg.dtype, count)
     return args
 
 
-def _conform(kernel: CorpusKernel, name: str, value, dtype: str, count: int) -> np.ndarray:
-    array = np.ascontiguousarray(np.asarray(value)).reshape(-1)
+def _conform(kernel: CorpusKernel, name: str, value, dtype: str,
+             count: int) -> np.ndarray | Chunked:
+    array = value if isinstance(value, Chunked) else \
+        np.ascontiguousarray(np.asarray(value)).reshape(-1)
     if array.dtype != np.dtype(dtype):
         raise InputError(f"the generator of {kernel.name} returned {name!r} as {array.dtype}, "
                          f"but the spec says {dtype}")
@@ -278,12 +290,23 @@ class CorpusInputs:
             self._kept.clear()  # the last problem's inputs go before the next are made
         reads = _Reads(params)
         args = make_args(self.kernel, self.config, seed=self.seed, poison_outputs=False,
-                         params=reads)
+                         params=reads, chunked=True)
         self._kept[:] = [_Kept(kernel, sizes, reads.read, dict(params), args, problem)]
         return args
 
     def draw(self, rng: np.random.Generator, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
-        return _read_only(self._inputs()[self.name])
+        args = self._inputs()
+        value = args[self.name]
+        if isinstance(value, Chunked):  # made whole once, and kept so
+            value = args[self.name] = value.materialise()
+        return _read_only(value)
+
+    def draw_chunked(self, rng: np.random.Generator, dtype: np.dtype,
+                     shape: tuple[int, ...]) -> np.ndarray | Chunked:
+        """The buffer as :meth:`draw` gives it, or as a :class:`~kerncast.core.Chunked`
+        array where the application's generator makes it a piece at a time."""
+        value = self._inputs()[self.name]
+        return value if isinstance(value, Chunked) else _read_only(value)
 
     def __str__(self) -> str:
         return f"corpus inputs of {self.kernel.name}"

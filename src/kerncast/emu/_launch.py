@@ -10,7 +10,7 @@ from kerncast._errors import InputError
 from kerncast.emu._layout import param_offsets
 from kerncast.emu._memory import GlobalMemory, Region
 from kerncast.emu._types import dtype_of
-from kerncast.core import BufferOffset, Launch, dims
+from kerncast.core import BufferOffset, Chunked, Launch, dims
 from kerncast.ptx import Function, Param
 
 __all__ = ["Launch", "as_launch", "bind_arguments", "select_blocks"]
@@ -141,15 +141,16 @@ def bind_arguments(kernel: Function, args, gmem: GlobalMemory,
         offset = 0
         if isinstance(value, BufferOffset):
             value, offset = value.array, value.byte_offset
-            if not isinstance(value, np.ndarray) or value.ndim == 0:
+            if not isinstance(value, (np.ndarray, Chunked)) or value.ndim == 0:
                 raise InputError(f"argument {label} is a view of something that is not an array")
-        if isinstance(value, np.ndarray) and value.ndim > 0 or \
+        if isinstance(value, Chunked) or isinstance(value, np.ndarray) and value.ndim > 0 or \
                 isinstance(value, np.ndarray) and value.dtype.kind == "V":
             if param.size != 8 or param.dims:
                 raise InputError(f"argument {label} is an array but parameter {param.name} "
                                  f"is a {param.size * 8}-bit .{param.type} scalar; pass a "
                                  "number")
-            key = (value.__array_interface__["data"][0], value.nbytes)
+            key = (id(value), value.nbytes) if isinstance(value, Chunked) else \
+                (value.__array_interface__["data"][0], value.nbytes)
             region = placed.get(key)
             if region is None:
                 region = placed[key] = gmem.add(label, value)

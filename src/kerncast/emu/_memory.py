@@ -17,15 +17,19 @@ Buffers passed by the caller are used without a copy until the kernel first writ
 them (copy on write), so the caller's arrays are never modified. A buffer of at least
 :data:`PARTIAL_BYTES` is then copied a chunk at a time, each chunk as an access first
 touches it: an emulation of a few blocks that sorts or updates a buffer of gigabytes in
-place copies the chunks its blocks reach, not the buffer.
+place copies the chunks its blocks reach, not the buffer. A
+:class:`~kerncast.core.Chunked` array (generated values) is made the same way, a chunk
+at a time as accesses reach it.
 """
 
 from __future__ import annotations
 
 import bisect
+import mmap
 
 import numpy as np
 
+from kerncast.core import Chunked
 from kerncast.emu._errors import Fault
 
 __all__ = [
@@ -74,6 +78,18 @@ class Store:
     @classmethod
     def zeros(cls, nbytes: int) -> Store:
         return cls(np.zeros(_padded(nbytes), np.uint8), True)
+
+    @classmethod
+    def chunked(cls, array: Chunked) -> Store:
+        """The bytes of a :class:`~kerncast.core.Chunked` array, each chunk made as an
+        access first touches it (on zero pages the operating system gives as written)."""
+        nbytes = _padded(array.nbytes)
+        data = np.frombuffer(mmap.mmap(-1, nbytes), np.uint8) if nbytes >= PARTIAL_BYTES \
+            else np.zeros(nbytes, np.uint8)
+        store = cls(data, True)
+        store.source = array
+        store.filled = np.zeros(-(-nbytes >> CHUNK_SHIFT), bool)
+        return store
 
     @classmethod
     def wrap(cls, array: np.ndarray, inplace: bool = False) -> Store:
@@ -212,9 +228,14 @@ class GlobalMemory:
         self._next = GLOBAL_BASE
         self.inplace = inplace
 
-    def add(self, name: str, array: np.ndarray | None = None, nbytes: int = 0) -> Region:
-        """Place a buffer (the caller's array, shared until written) or ``nbytes`` of zeros."""
-        if array is not None:
+    def add(self, name: str, array: np.ndarray | Chunked | None = None,
+            nbytes: int = 0) -> Region:
+        """Place a buffer (the caller's array, shared until written; a chunked array, made
+        as it is reached) or ``nbytes`` of zeros."""
+        if isinstance(array, Chunked):
+            store = Store.chunked(array)
+            nbytes, dtype, shape = array.nbytes, array.dtype, array.shape
+        elif array is not None:
             store = Store.wrap(array, self.inplace)
             nbytes, dtype, shape = array.nbytes, array.dtype, array.shape
         else:

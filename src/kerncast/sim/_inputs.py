@@ -106,7 +106,7 @@ def emulation_args(launch: Launch, program) -> tuple[list, str]:
     read-only."""
     if data_dependent(program):
         try:
-            return launch.materialise(generate=True), "generated"
+            return launch.materialise(generate=True, chunked=True), "generated"
         except MemoryError:
             size = f" at size {launch.size!r}" if launch.size else ""
             raise InputError(f"the kernel depends on its input data, and generating its "

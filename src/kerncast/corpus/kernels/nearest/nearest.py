@@ -9,9 +9,11 @@ distances (haversine formula) in kilometres; the k nearest are picked on the hos
 
 import numpy as np
 
+from kerncast.core import Chunked, advanced
+
 EARTH_RADIUS_KM = 6371.0
 SITES = 4096
-CHUNK = 1 << 20  # records per step: temporaries stay in cache
+PIECE = 1 << 13  # records made at once (64 KiB)
 
 
 def _scatter(count, sites_lat, sites_lon, inv_cos, rng):
@@ -34,11 +36,13 @@ def inputs(kernel, params, rng):
     sites_lat = rng.uniform(20.0, 60.0, SITES).astype(np.float32)
     sites_lon = rng.uniform(-110.0, -10.0, SITES).astype(np.float32)
     inv_cos = (1.0 / np.cos(np.radians(sites_lat))).astype(np.float32)
-    records = np.empty(2 * n, dtype=np.float32)
-    for lo in range(0, n, CHUNK):
-        hi = min(n, lo + CHUNK)
-        records[2 * lo:2 * hi] = _scatter(hi - lo, sites_lat, sites_lon, inv_cos, rng)
-    return {"records": records}
+    start = advanced(rng, 0)  # record i takes the i-th draw from here
+
+    def piece(k):
+        lo, hi = k * PIECE, min(n, (k + 1) * PIECE)
+        return _scatter(hi - lo, sites_lat, sites_lon, inv_cos, advanced(start, lo))
+
+    return {"records": Chunked(np.float32, 2 * n, 2 * PIECE, piece)}
 
 
 def haversine_km(lat, lon, qlat, qlon):

@@ -9,7 +9,10 @@ entries lie in a band around the diagonal and the rest anywhere in the row.
 
 import numpy as np
 
-CHUNK = 1 << 20  # entries per step of the generation and reference (cache-sized)
+from kerncast.core import advanced, chunked_together
+
+CHUNK = 1 << 20  # entries per step of the reference (cache-sized)
+PIECE = 1 << 14  # entries made at once (64 KiB of each array, a chunk of the emulator's memory)
 
 
 def _row_lengths(rows, nnz, rng):
@@ -46,42 +49,56 @@ def _entries(row_of, ncols, rng):
     return cols, vals
 
 
+def _entry_arrays(count, make):
+    """Column indices and values of ``count`` entries as chunked arrays, ``make(lo, hi)``
+    giving entries ``lo`` up to ``hi``."""
+    return chunked_together({"cols": (np.int32, count, PIECE), "vals": (np.float32, count, PIECE)},
+                            lambda k: dict(zip(("cols", "vals"),
+                                               make(k * PIECE, min(count, (k + 1) * PIECE)))))
+
+
 def csr_matrix(rows, nnz, rng):
+    """Row pointers and the chunked column indices and values of a CSR matrix, and the
+    generator as the whole matrix leaves it. Entry ``e`` takes the ``e``-th draw after the
+    row lengths', row by row."""
     lens = _row_lengths(rows, nnz, rng)
     row_ptr = np.zeros(rows + 1, dtype=np.int64)
     np.cumsum(lens, out=row_ptr[1:])
-    cols = np.empty(nnz, dtype=np.int32)
-    vals = np.empty(nnz, dtype=np.float32)
-    step = max(1, CHUNK // int(lens.mean()))
-    for lo in range(0, rows, step):
-        hi = min(rows, lo + step)
-        row_of = np.repeat(np.arange(lo, hi, dtype=np.int32), lens[lo:hi])
-        a, b = row_ptr[lo], row_ptr[hi]
-        cols[a:b], vals[a:b] = _entries(row_of, rows, rng)
-    return row_ptr.astype(np.int32), cols, vals
+    start = advanced(rng, 0)
+
+    def entries(lo, hi):
+        first, last = np.searchsorted(row_ptr, [lo, hi - 1], side="right") - 1
+        row_of = np.repeat(np.arange(first, last + 1, dtype=np.int32), lens[first:last + 1])
+        skip = lo - row_ptr[first]
+        return _entries(row_of[skip:skip + hi - lo], rows, advanced(start, lo))
+
+    return row_ptr.astype(np.int32), _entry_arrays(nnz, entries), advanced(start, nnz)
 
 
 def ell_matrix(rows, width, rng):
+    """The chunked column indices and values of an ELLPACK matrix (column-major: slot k of
+    every row, then slot k + 1), and the generator as the whole matrix leaves it. Element
+    ``e`` takes the ``e``-th draw after the row lengths'."""
     lens = rng.integers(width * 3 // 5, width + 1, size=rows)
-    cols = np.empty((width, rows), dtype=np.int32)
-    vals = np.empty((width, rows), dtype=np.float32)
-    row_of = np.arange(rows, dtype=np.int32)
-    for k in range(width):
-        cols[k], vals[k] = _entries(row_of, rows, rng)
-        pad = lens <= k
-        cols[k][pad] = -1
-        vals[k][pad] = 0.0
-    return cols.reshape(-1), vals.reshape(-1)
+    start = advanced(rng, 0)
+
+    def entries(lo, hi):
+        slot, row = np.divmod(np.arange(lo, hi, dtype=np.int64), rows)
+        cols, vals = _entries(row.astype(np.int32), rows, advanced(start, lo))
+        pad = lens[row] <= slot
+        cols[pad], vals[pad] = -1, 0.0
+        return cols, vals
+
+    return _entry_arrays(width * rows, entries), advanced(start, width * rows)
 
 
 def inputs(kernel, params, rng):
     rows = params["rows"]
     if kernel == "spmv_ell":
-        cols, vals = ell_matrix(rows, params["width"], rng)
-        data = {"cols": cols, "vals": vals}
+        data, rng = ell_matrix(rows, params["width"], rng)
     else:
-        row_ptr, cols, vals = csr_matrix(rows, params["nnz"], rng)
-        data = {"row_ptr": row_ptr, "cols": cols, "vals": vals}
+        row_ptr, data, rng = csr_matrix(rows, params["nnz"], rng)
+        data["row_ptr"] = row_ptr
     data["x"] = rng.random(rows, dtype=np.float32) * 2 - 1
     return data
 
