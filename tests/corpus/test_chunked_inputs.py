@@ -13,14 +13,20 @@ from kerncast.corpus._data import module_of
 #: SHA-256 (first 16 hex digits) of inputs as the whole-array generators drew them when
 #: the datasets were measured; the chunked generators must draw the same
 MEASURED = {
+    "bitonic_step/small/keys": "d4a8fe870638d76b",
+    "bitonic_step/medium/keys": "76568c9e86cac4e1",
     "black_scholes/small/spot": "d2deb90c18473732",
     "black_scholes/small/strike": "4ed4236b9bcbdf24",
     "black_scholes/small/years": "92c5c8ef166f044f",
     "black_scholes/medium/spot": "75193b3621939f36",
     "black_scholes/medium/strike": "1c639d76c9d2351c",
     "black_scholes/medium/years": "3bc5e678f0dc855b",
+    "histo_shared/small/img": "4fbf77f33cf0ad21",
+    "histo_shared/medium/img": "290fc2d87e71f194",
     "nearest_distance/small/records": "f31015a8d06d82da",
     "nearest_distance/medium/records": "62c4e7977222c311",
+    "radix_digit_count/small/keys": "7f9af453e5c6166d",
+    "radix_digit_count/medium/keys": "eb03a09a91824975",
     "spmv_csr_scalar/small/row_ptr": "616ee2febe10753e",
     "spmv_csr_scalar/small/cols": "9ffb24d87edd05c8",
     "spmv_csr_scalar/small/vals": "d6ed891140b22861",
@@ -53,6 +59,9 @@ def test_the_inputs_are_those_measured(name, size):
 
 @pytest.mark.parametrize("name,params", [
     ("black_scholes", {"n": (1 << 20) + 12345}),  # a short last step of odd width
+    ("bitonic_step", {"n": 3 << 14, "size": 1 << 14, "stride": 8}),  # a last lone block
+    ("bitonic_step", {"n": 1 << 16, "size": 4, "stride": 1}),
+    ("histo_shared", {"n": 3 * 128 * 128 + 100}),  # copies of the scene, the last short
     ("nearest_distance", {"n": 20_001, "qlat": 40.0, "qlon": -60.0}),
     ("spmv_csr_scalar", {"rows": 3_000, "nnz": 70_001}),
     ("spmv_ell", {"rows": 2_999, "width": 24}),
@@ -84,3 +93,12 @@ def test_a_launch_gets_pieces_for_an_emulation_and_whole_arrays_to_run(monkeypat
     assert (whole == chunked.materialise()).all()
     assert source.draw(None, np.dtype(np.int32), (0,)) is not whole  # a new read-only view
     assert isinstance(source.draw_chunked(None, np.dtype(np.int32), (0,)), np.ndarray)
+
+
+def test_radix_keys_in_pieces_are_the_keys_drawn_whole():
+    module = module_of(get_kernel("radix_digit_count"))
+    n = module.CHUNK + 12_345  # a second step of odd length: its words start mid-draw
+    whole = module._draw_keys(np.random.default_rng(9), n)
+    chunked = module._chunked_keys(np.random.default_rng(9), n)
+    for lo in (0, module.CHUNK - 100, module.CHUNK + 5_000, n - 7):
+        assert (chunked.values(lo, lo + 3_000) == whole[lo:lo + 3_000]).all()

@@ -10,7 +10,8 @@ emulator runs a ``Launch``, the models predict one, the corpus produces them.
 
 from kerncast.core._args import (ARG_DTYPES, Argument, Array, BufferOffset, Scalar, Struct, View,
                                  as_argument, as_dtype)
-from kerncast.core._chunked import CHUNKED_BYTES, Chunked, advanced, chunked_together
+from kerncast.core._chunked import (CHUNKED_BYTES, Chunked, advanced, chunked_together,
+                                    stream_words)
 from kerncast.core._generators import (GENERATORS, Generator, npy_header, parse_generator,
                                        register_generator)
 from kerncast.core._expr import evaluate
@@ -32,5 +33,5 @@ __all__ = [
     "build_launch", "chunked_together", "cycled_copies", "dims", "evaluate", "kernel_from_dict",
     "kernel_to_dict", "language_of", "language_of_suffix", "launch_from_dict", "launch_to_dict",
     "load_launch_file", "npy_header", "parse_arg", "parse_args", "parse_generator",
-    "register_generator", "user_launch",
+    "register_generator", "stream_words", "user_launch",
 ]

@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["CHUNKED_BYTES", "Chunked", "advanced", "chunked_together"]
+__all__ = ["CHUNKED_BYTES", "Chunked", "advanced", "chunked_together", "stream_words"]
 
 #: arrays of at least this many bytes are handed to an emulation as pieces; smaller ones
 #: are made whole (a piece's bookkeeping costs more than the values)
@@ -153,3 +153,11 @@ def advanced(rng: np.random.Generator, draws: int) -> np.random.Generator:
     bits.advance(int(draws))
     bits.state = {**bits.state, "has_uint32": state["has_uint32"], "uinteger": state["uinteger"]}
     return np.random.Generator(bits)
+
+
+def stream_words(rng: np.random.Generator, first: int, count: int) -> np.ndarray:
+    """``count`` 32-bit words of ``rng``'s bit generator stream from word ``first`` on (a
+    64-bit output gives two, its low half first, as ``random_raw(...).view(np.uint32)``
+    and an unbuffered draw of 32-bit integers read them), ``rng`` left as it is."""
+    raw = advanced(rng, first // 2).bit_generator.random_raw((first % 2 + count + 1) // 2)
+    return raw.view(np.uint32)[first % 2:first % 2 + count]

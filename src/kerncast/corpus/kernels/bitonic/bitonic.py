@@ -8,20 +8,10 @@ of the current stage applied with NumPy.
 
 import numpy as np
 
+from kerncast.core import Chunked, advanced, stream_words
+
 CHUNK = 1 << 24
-
-
-def _sorted_runs(rng, n, run):
-    """n uniform keys in runs of ``run`` sorted values, odd runs descending."""
-    keys = np.empty(n, np.uint32)
-    rows = max(1, CHUNK // run)
-    for first in range(0, n // run, rows):
-        count = min(rows, n // run - first)
-        vals = np.sort(rng.integers(0, 1 << 32, (count, run), dtype=np.uint32), axis=1)
-        odd = (first + np.arange(count)) % 2 == 1
-        vals[odd] = vals[odd, ::-1]
-        keys[first * run:(first + count) * run] = vals.reshape(-1)
-    return keys
+PIECE = 1 << 14  # keys made at once where an emulation reaches them (whole blocks of 2 size)
 
 
 def _exchange(low, high, ascending):
@@ -52,17 +42,34 @@ def _step(keys, size, stride):
         _exchange(last[:, 0], last[:, 1], ascending=True)
 
 
+def _stage_keys(start, size, stride, lo, hi):
+    """Keys ``lo`` up to ``hi`` (whole blocks of ``2 * size``, or the last lone block of
+    ``size``): uniform keys (key ``i`` the ``i``-th 32-bit word drawn) in runs of ``size /
+    2`` sorted, odd runs descending, then the stage's steps down to ``2 stride`` applied
+    (a step never moves a key out of its block)."""
+    run = size // 2
+    keys = stream_words(start, lo, hi - lo).copy()
+    runs = keys.reshape(-1, run)
+    runs.sort(axis=1)
+    odd = (lo // run + np.arange(len(runs))) % 2 == 1
+    runs[odd] = runs[odd, ::-1]
+    s = size // 2
+    while s > stride:
+        _step(keys, size, s)
+        s //= 2
+    return keys
+
+
 def inputs(kernel, params, rng):
     n = params["n"]
     if kernel == "bitonic_block":
         return {"keys": rng.integers(0, 0xFFFFFFFF, n, dtype=np.uint32)}
     size, stride = params["size"], params["stride"]
-    keys = _sorted_runs(rng, n, size // 2)
-    s = size // 2
-    while s > stride:
-        _step(keys, size, s)
-        s //= 2
-    return {"keys": keys}
+    if n % size:
+        raise ValueError(f"a bitonic step needs n to be a multiple of size = {size}")
+    start, per = advanced(rng, 0), max(2 * size, PIECE)
+    return {"keys": Chunked(np.uint32, n, per, lambda k: _stage_keys(
+        start, size, stride, k * per, min(n, (k + 1) * per)))}
 
 
 def reference(kernel, args, params):

@@ -9,7 +9,7 @@ and here alike, so that the check compares arithmetic, not approximations.
 
 import numpy as np
 
-from kerncast.core import advanced, chunked_together
+from kerncast.core import advanced, chunked_together, stream_words
 
 CHUNK = 1 << 20  # options per step (cache-sized)
 PIECE = 1 << 14  # options made at once where an emulation reaches them (divides CHUNK)
@@ -23,13 +23,6 @@ def _uniform(raw, lo, hi):
     return lo + (hi - lo) * ((raw >> np.uint32(8)).astype(np.float32) * np.float32(2.0**-24))
 
 
-def _words(start, first, count):
-    """``count`` 32-bit words of the generator's stream from word ``first`` (two a draw,
-    the low half first) on."""
-    raw = advanced(start, first // 2).bit_generator.random_raw((first % 2 + count + 1) // 2)
-    return raw.view(np.uint32)[first % 2:first % 2 + count]
-
-
 def _options(start, n, k):
     """Options ``k * PIECE`` up to ``(k + 1) * PIECE``. A step of CHUNK options draws two
     64-bit words an option, and reads them as four rows of 32-bit words: spot (two
@@ -37,7 +30,7 @@ def _options(start, n, k):
     lo, hi = k * PIECE, min(n, (k + 1) * PIECE)
     first = lo // CHUNK * CHUNK
     width = min(n, first + CHUNK) - first
-    row = [_words(start, 4 * first + q * width + lo - first, hi - lo) for q in range(4)]
+    row = [stream_words(start, 4 * first + q * width + lo - first, hi - lo) for q in range(4)]
     spot = 100.0 * np.exp(np.float32(0.4) * (_uniform(row[0], 0, 1) + _uniform(row[1], 0, 1) - 1))
     return {"spot": spot, "strike": spot * _uniform(row[2], 0.7, 1.3),
             "years": _uniform(row[3], 0.04, 3.0)}

@@ -8,7 +8,10 @@ images repeat a 2048 x 2048 base scene with a brightness shift per copy.
 
 import numpy as np
 
+from kerncast.core import Chunked
+
 CHUNK = 1 << 24
+PIECE = 1 << 16  # pixels made at once where an emulation reaches them
 
 
 def _scene(rng, h, w):
@@ -38,12 +41,15 @@ def inputs(kernel, params, rng):
     n = params["n"]
     side = 2048 if n >= CHUNK else 128
     base = _scene(rng, side, side)
-    img = np.empty(n, np.uint8)
     shifts = rng.integers(0, 32, -(-n // base.size), dtype=np.uint8)
-    for t, shift in enumerate(shifts):
-        part = img[t * base.size:(t + 1) * base.size]
-        np.add(base[:part.size], shift, out=part)  # wraps past 255, like a brightness roll
-    return {"img": img, "bins": np.zeros(256, np.uint32)}
+    per = min(PIECE, base.size)  # both powers of two: a piece lies in one copy
+
+    def piece(k):
+        lo, hi = k * per, min(n, (k + 1) * per)
+        copy, at = divmod(lo, base.size)
+        return base[at:at + hi - lo] + shifts[copy]  # wraps past 255, like a brightness roll
+
+    return {"img": Chunked(np.uint8, n, per, piece), "bins": np.zeros(256, np.uint32)}
 
 
 def reference(kernel, args, params):

@@ -10,7 +10,10 @@ import weakref
 
 import numpy as np
 
+from kerncast.core import Chunked, advanced, stream_words
+
 CHUNK = 1 << 24
+PIECE = 1 << 14  # keys made at once where an emulation reaches them (divides CHUNK)
 
 # The keys last drawn, by the generator's state and count, while the inputs holding
 # them live: the scatter's launches of one problem differ only in their offsets (and
@@ -26,6 +29,20 @@ def _keys(rng, n):
     keys = _draw_keys(rng, n)
     _LAST_KEYS[:] = [state, weakref.ref(keys)]
     return keys
+
+
+def _key_piece(start, n, lo, hi):
+    """Keys ``lo`` up to ``hi`` (within one step of CHUNK keys) as :func:`_draw_keys`
+    draws them: a step ANDs two runs of 32-bit words, each as long as the step."""
+    first = lo // CHUNK * CHUNK
+    count, at = min(CHUNK, n - first), 2 * first + lo - first
+    return stream_words(start, at, hi - lo) & stream_words(start, at + count, hi - lo)
+
+
+def _chunked_keys(rng, n):
+    start = advanced(rng, 0)
+    return Chunked(np.uint32, n, PIECE, lambda k: _key_piece(start, n, k * PIECE,
+                                                              min(n, (k + 1) * PIECE)))
 
 
 def _draw_keys(rng, n):
@@ -58,9 +75,9 @@ def block_counts(keys, shift, tile):
 
 
 def inputs(kernel, params, rng):
+    if kernel == "radix_digit_count":  # a block counts its own tile: made as reached
+        return {"keys": _chunked_keys(rng, params["n"])}
     keys = _keys(rng, params["n"])
-    if kernel == "radix_digit_count":
-        return {"keys": keys}
     counts = block_counts(keys, params["shift"], params["bx"] * params["items"]).reshape(-1)
     offsets = np.zeros(counts.size, np.uint32)
     np.cumsum(counts[:-1], dtype=np.uint32, out=offsets[1:])  # n < 2^32: no wrap-around
