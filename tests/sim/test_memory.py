@@ -161,6 +161,25 @@ def test_a_warm_launch_fetches_nothing_from_dram_and_waits_once_per_page():
     assert cold.store(_line(2), 1.0) == (4, 4.0)
 
 
+def test_buffers_copied_back_before_the_launch_are_warm_and_the_rest_cold():
+    page = 1 << 16  # sectors in a 2 MiB page
+    restored = np.array([[page, 2 * page]], np.int64)  # the second page's sectors
+    caches = SMCaches(l1_bytes=64 * 1024, l2_share_bytes=1 << 20, warm=restored)
+    ready, below, dram = caches.load(_line(page // 4), 1.0, 0.0, LAT)
+    assert ready == pytest.approx(LAT[2]) and below == 4 and dram == 0  # the translation
+    ready, _, dram = caches.load(_line(page // 4 + 1), 1.0, 100.0, LAT)
+    assert ready == pytest.approx(100.0 + LAT[1]) and dram == 0
+    assert caches.store(_line(page // 4 + 2), 1.0) == (4, 0.0)  # written back after
+    _, _, dram = caches.load(_line(0), 1.0, 200.0, LAT)  # the first page is cold
+    assert dram == pytest.approx(4.0)
+    assert caches.store(_line(1), 1.0) == (4, 4.0)
+    # a replica's private copy of a restored sector is restored too
+    private = page + (3 << 46)
+    _, _, dram = caches.load((private + 40,), 1.0, 300.0, LAT)
+    assert dram == 0
+    assert caches.stats["dram"] == pytest.approx(8.0)
+
+
 def test_l1_evicts_least_recently_used_sectors():
     caches = SMCaches(l1_bytes=16 * 1024, l2_share_bytes=1 << 24)
     lines = 16 * 1024 // 128

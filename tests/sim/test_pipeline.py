@@ -752,6 +752,7 @@ class _Apart:
     """L2 sharing in which every block's data is its own."""
 
     warm = False
+    restored = np.zeros((0, 2), np.int64)
 
     def shifts_of(self, instances, blocks, origins):
         return (np.asarray(blocks) - np.asarray(origins)) << 20

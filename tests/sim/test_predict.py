@@ -659,3 +659,27 @@ def test_a_data_dependent_launch_predicted_again_is_emulated_again_only_for_a_ca
     assert len(calls) == 3 * emulated
     # and nothing is kept for it: the generated launch's emulations were let go
     assert sim_predict._EMULATIONS == []
+
+
+def _update_in_place(intent: str | None, n: int = 2 << 20):
+    """``y = 2 y + x`` over ``n`` floats (8 MB of each): ``y`` of ``intent``."""
+    from kerncast.core import Array, Kernel, Launch
+
+    source = ('extern "C" __global__ void twice(float *y, const float *x) {\n'
+              "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  y[i] = 2 * y[i] + x[i];\n}\n")
+    launch = Launch(grid=(n // 256, 1, 1), block=(256, 1, 1), names=("y", "x"),
+                    args=(Array("float32", (n,), intent=intent),
+                          Array("float32", (n,), intent="in")))
+    return predict_launch(Kernel("twice", text=source), launch, H100)
+
+
+def test_a_buffer_copied_back_before_each_launch_is_read_from_the_l2():
+    restored, kept = _update_in_place("inout"), _update_in_place("in")
+    assert restored.based_on["l2_sharing"]["at_start"].startswith("y in the L2: copied back")
+    assert kept.based_on["l2_sharing"]["at_start"] == "cold"
+    # y's 8 MB neither come from DRAM nor go back to it during the launch; x's do
+    assert restored.based_on["work"]["dram_bytes"] == pytest.approx(
+        kept.based_on["work"]["dram_bytes"] / 3, rel=0.1)
+    assert restored.seconds < kept.seconds
+    # a user's array of no stated intent is copied back too, as the measurements do
+    assert _update_in_place(None).seconds == pytest.approx(restored.seconds)

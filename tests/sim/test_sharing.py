@@ -14,8 +14,8 @@ import pytest
 from kerncast.emu import emulate
 from kerncast.ptx import parse
 from kerncast.sim._sharing import (
-    INPUT_SETS, L2_USABLE, block_coords, probe_blocks, resident_shares, sector_offsets, warm_l2,
-    wave_sharing,
+    INPUT_SETS, L2_USABLE, block_coords, probe_blocks, resident_shares, restored_warm,
+    sector_offsets, warm_l2, wave_sharing,
 )
 from kerncast.trace import KINDS, SPACES
 
@@ -247,6 +247,19 @@ def test_a_launch_is_warm_where_every_copy_of_its_buffers_the_times_protocol_cyc
     assert not warm_l2(most * 1.01, l2)
     # larger buffers cycle fewer copies, but still twice the L2's size in all
     assert not warm_l2(20 << 20, l2) and not warm_l2(l2, l2) and not warm_l2(0, l2)
+
+
+def test_buffers_copied_back_before_each_launch_are_warm_where_the_l2_keeps_them():
+    l2 = 50 << 20
+    keys = SimpleNamespace(name="keys", base=1 << 20, nbytes=16 << 20)
+    table = SimpleNamespace(name="table", base=64 << 20, nbytes=1 << 20)
+    warm = restored_warm([keys, table], {"keys"}, l2)
+    assert warm.tolist() == [[(1 << 20) >> 5, (17 << 20) >> 5]]  # keys' sectors, not table's
+    assert restored_warm([keys, table], set(), l2).shape == (0, 2)
+    # the copy reads a pristine copy and writes the buffer, then the launch reads it all:
+    # 16 + 17 MB fit in the usable 40 MB of 50, 24 + 25 do not
+    big = SimpleNamespace(name="keys", base=1 << 20, nbytes=24 << 20)
+    assert restored_warm([big, table], {"keys"}, l2).shape == (0, 2)
 
 
 def test_the_copies_counted_are_those_the_times_protocol_cycles():

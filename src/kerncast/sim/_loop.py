@@ -332,17 +332,32 @@ _PER_CHUNK = DRAM_CHUNK // SECTOR
 _PAGE_SECTORS_LOG2 = 16
 
 
+#: the low bits of a sector number that a replica's private shift leaves alone (the shift
+#: is a multiple of 2**46 sectors: ``kerncast.sim._sharing._PRIVATE``)
+_OWN_SECTOR = (1 << 46) - 1
+
+
+@jit(inline=True)
+def _warm(warm, s):
+    """Whether sector ``s`` (or the sector a replica's private copy stands for) lies in one
+    of the ``warm`` ranges ([first, end) sector rows): the L2 holds it at the start."""
+    own = s & _OWN_SECTOR
+    for k in range(warm.shape[0]):
+        if warm[k, 0] <= own < warm[k, 1]:
+            return True
+    return False
+
+
 @jit
 def cache_load(l1, l2, pages, warm, stats, dram_stat, sectors, lo, hi, share, now,
                l1_lat, l2_lat, dram_lat, chunks):
     """(time the data arrives, sectors fetched below L1, expected DRAM sectors) of a
     load of ``sectors[lo:hi]``; see ``SMCaches.load``. ``chunks``: room for ``hi - lo``
-    DRAM chunks."""
+    DRAM chunks. A sector in a ``warm`` range misses only into the L2, which holds it,
+    its first access to each page waiting for the page's translation."""
     l1, l2, pages = _borrow_lru(l1), _borrow_lru(l2), _borrow_set(pages)
     stats, dram_stat, sectors, chunks = (borrow(stats), borrow(dram_stat), borrow(sectors),
                                          borrow(chunks))
-    if warm:
-        share = 0.0
     ready = now + l1_lat
     below = 0
     dram = 0.0
@@ -367,6 +382,12 @@ def cache_load(l1, l2, pages, warm, stats, dram_stat, sectors, lo, hi, share, no
             _lru_touch(l2, slot)
             l2_hits += 1
             arrival = now + l2_lat
+        elif warm.shape[0] and _warm(warm, s):
+            _lru_insert(l2, s, 0.0)
+            l2_hits += 1
+            arrival = now + l2_lat
+            if set_add(pages, s >> _PAGE_SECTORS_LOG2):
+                arrival = now + dram_lat
         else:
             _lru_insert(l2, s, 0.0)
             chunk = s // _PER_CHUNK
@@ -388,9 +409,6 @@ def cache_load(l1, l2, pages, warm, stats, dram_stat, sectors, lo, hi, share, no
                     else:
                         _lru_insert(l2, buddy, 0.0)
             arrival = from_dram
-            if warm:
-                if set_add(pages, s >> _PAGE_SECTORS_LOG2):
-                    arrival = now + dram_lat
         _lru_insert(l1, s, arrival)
         if arrival > ready:
             ready = arrival
@@ -406,7 +424,8 @@ def cache_store(l1, l2, warm, dram_stat, sectors, lo, hi):
     """(sectors written to L2, expected DRAM sectors) of a store of ``sectors[lo:hi]``;
     see ``SMCaches.store``. An L2 sector's value says whether it is dirty (1) or clean
     (0, as loads bring sectors in): a sector's first write is written back to DRAM once,
-    whether the L2 held it (a load's, updated in place) or not."""
+    whether the L2 held it (a load's, updated in place) or not; a sector in a ``warm``
+    range stays in the L2 past the launch, and is written back after it."""
     l1, l2 = _borrow_lru(l1), _borrow_lru(l2)
     dram_stat, sectors = borrow(dram_stat), borrow(sectors)
     dirty = l2[3]
@@ -414,17 +433,16 @@ def cache_store(l1, l2, warm, dram_stat, sectors, lo, hi):
     for k in range(lo, hi):
         s = sectors[k]
         _lru_drop(l1, s)
+        back = 0.0 if warm.shape[0] and _warm(warm, s) else 1.0
         slot = _slot(l2, s)
         if slot >= 0:
             _lru_touch(l2, slot)
             if dirty[slot] == 0.0:
                 dirty[slot] = 1.0
-                dram += 1.0
+                dram += back
             continue
         _lru_insert(l2, s, 1.0)
-        dram += 1.0
-    if warm:
-        dram = 0.0
+        dram += back
     dram_stat[0] += dram
     return hi - lo, dram
 

@@ -17,8 +17,9 @@ allocation, with in-flight fills that later requests wait for instead of fetchin
 again) and this SM's share of the L2 (an LRU of the sectors it has fetched). A sector
 that misses both comes from the L2 if another SM fetched it first (the sharing
 probability), else from DRAM. A launch whose buffers are in the L2 when it starts
-(``warm``) fetches nothing from DRAM; the first access to each page still waits about
-as long, for its address translation.
+(``warm``: all of them, or the sector ranges of those the protocol copies back before
+each launch) fetches nothing of them from DRAM; the first access to each page still
+waits about as long, for its address translation.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from functools import cached_property
 import numpy as np
 
 from kerncast.sim._loop import DRAM_CHUNK, compiled, lru_size, new_lru, new_set, reserve_set
-from kerncast.sim._sharing import pair_order
+from kerncast.sim._sharing import ALL_WARM, NONE_WARM, pair_order
 from kerncast._errors import ToolchainError
 from kerncast.trace import (KINDS, LINE, SECTOR, SPACES, MemoryAccesses, assemble,
                             bank_conflicts, merge_shared_vectors, printed_module,
@@ -306,11 +307,15 @@ class SMCaches:
 
     __slots__ = ("l1", "l2", "warm", "pages", "counts", "dram")
 
-    def __init__(self, l1_bytes: int, l2_share_bytes: int, warm: bool = False):
-        # warm: the launch's buffers are in the L2 when it starts (sim._sharing.warm_l2):
-        # nothing is fetched from DRAM or written back to it, but the first access to
-        # each page waits for its address translation, about as long as a DRAM access
-        self.warm = warm
+    def __init__(self, l1_bytes: int, l2_share_bytes: int,
+                 warm: bool | np.ndarray = False):
+        # warm: the sectors that are in the L2 when the launch starts, as [first, end)
+        # rows, or True for all (sim._sharing.warm_l2): nothing of them is fetched from
+        # DRAM or written back to it during the launch, but the first access to each page
+        # waits for its address translation, about as long as a DRAM access
+        if isinstance(warm, bool):
+            warm = ALL_WARM if warm else NONE_WARM
+        self.warm = np.asarray(warm, np.int64).reshape(-1, 2)
         self.pages = new_set()                  # pages translated (when warm)
         self.l1 = new_lru(l1_bytes // SECTOR)   # sector -> time its data arrives
         self.l2 = new_lru(l2_share_bytes // SECTOR)
@@ -325,7 +330,7 @@ class SMCaches:
 
     def reserve_pages(self, accesses: int) -> None:
         """Make room for the pages that ``accesses`` more sector loads can translate."""
-        if self.warm:
+        if len(self.warm):
             self.pages = reserve_set(self.pages, accesses)
 
     @property

@@ -71,6 +71,7 @@ from kerncast.ptx import InstrClass, read_registers, written_registers
 from kerncast.sim._machine import PIPES, Machine
 from kerncast.sim._loop import compiled, for_round, round_scratch
 from kerncast.sim._memory import RequestCosts, SMCaches, vector_carrier
+from kerncast.sim._sharing import ALL_WARM, NONE_WARM
 from kerncast.trace import KINDS, SPACES
 
 __all__ = ["FP64_SHADOW", "RoundResult", "build_table", "constant_replays", "memory_keys",
@@ -909,7 +910,8 @@ def simulate_round(streams: list[tuple[np.ndarray, np.ndarray]], table: list[Op]
     the launch runs one after another on the SM (see :func:`_extrapolate`)."""
     cut, scale = sampled or sample_streams(streams, budget)
     generations = generations if scale == 1.0 and sharing is not None else 1
-    caches = SMCaches(l1_bytes, l2_share_bytes, warm=bool(sharing is not None and sharing.warm))
+    warm = NONE_WARM if sharing is None else ALL_WARM if sharing.warm else sharing.restored
+    caches = SMCaches(l1_bytes, l2_share_bytes, warm=warm)
     sim = _Sim(table, nregs, cut, costs, machine, active_sms, warps_per_block, caches, source,
                stands_for, sharing, generations, wave, taken)
     cycles = sim.run()

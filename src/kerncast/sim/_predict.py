@@ -57,7 +57,7 @@ from typing import Any
 import numpy as np
 
 from kerncast._errors import InputError, KerncastError, ToolchainError
-from kerncast.core import Kernel, Launch
+from kerncast.core import Array, Kernel, Launch
 from kerncast.devices import Device, get_device, occupancy
 from kerncast.sim._inputs import data_dependent, emulation_args, values_repeatable
 from kerncast.sim._machine import Machine, machine_for
@@ -68,7 +68,8 @@ from kerncast.sim._pipeline import (DEFAULT_BUDGET, RoundResult, build_table, co
 from kerncast.sim._regbanks import charge_conflicts, pc_conflicts
 from kerncast.sim._sassissue import SassIssue, SassReading, charge_sass_issue, read_sass
 from kerncast.sim._segments import grid_split, joined, segment_anchor
-from kerncast.sim._sharing import probe_blocks, resident_shares, warm_l2, wave_sharing
+from kerncast.sim._sharing import (Sharing, probe_blocks, resident_shares, restored_warm,
+                                   warm_l2, wave_sharing)
 from kerncast.sim._straggler import LoopBound, loop_trip_bound
 from kerncast.sim._whatif import check_fixes, fix_costs, fix_streams, fixed_blocks_per_sm
 from kerncast.trace import KINDS, SPACES, flop_weights
@@ -790,9 +791,11 @@ def _predict_launch(kernel: Kernel, launch: Launch, device: str | Device, jobs: 
     rnd = _round_streams(trace, stands, sources, orders, by_warp)
     grid_scale = blocks / len(emulated) * (rnd.total / rnd.traced if rnd.traced else 1.0)
     regions = list(result._regions.values())
+    l2_bytes = dev.memory.l2_kib * 1024
     sharing = replace(sharing, resident=resident_shares(
-        trace.memory, regions, scale=grid_scale, l2_bytes=dev.memory.l2_kib * 1024),
-        warm=warm_l2(sum(r.nbytes for r in regions), dev.memory.l2_kib * 1024))
+        trace.memory, regions, scale=grid_scale, l2_bytes=l2_bytes),
+        warm=warm_l2(sum(r.nbytes for r in regions), l2_bytes),
+        restored=restored_warm(regions, _restored(launch), l2_bytes))
     waves, rest = divmod(blocks, wave) if per_sm == psat else (0, blocks)
     tail_per_sm = math.ceil(rest / n_sm)
     # a round of a launch of several waves has its blocks drifted apart: each block's
@@ -860,8 +863,7 @@ def _predict_launch(kernel: Kernel, launch: Launch, device: str | Device, jobs: 
         "l2_sharing": {"affine_instances": sharing.affine, "instances": sharing.instances,
                        "wave_footprint_bytes": sharing.wave_footprint_bytes,
                        "scope": sharing.scope,
-                       "at_start": "warm: the buffers are in the L2, as launches repeated on "
-                                   "them find them" if sharing.warm else "cold"},
+                       "at_start": _at_start(sharing, regions)},
         "straggler": None if loop is None else {
             "seconds": float(straggler), "trips": loop.trips, "traced_trips": loop.traced_trips,
             "offsets": _argument(launch, loop.buffer), "stride": loop.stride},
@@ -870,6 +872,25 @@ def _predict_launch(kernel: Kernel, launch: Launch, device: str | Device, jobs: 
         "work": _launch_work(trace, full, cycles, blocks / len(emulated), active),
         "fixes": sorted(fixes), "seconds_to_predict": time.perf_counter() - started,
     })
+
+
+def _restored(launch: Launch) -> set[str]:
+    """Names of the arrays the ``times`` protocol copies back before every launch: the
+    ``inout`` ones, and those of no stated intent."""
+    return {name for name, arg in zip(launch.names, launch.args)
+            if isinstance(arg, Array) and arg.intent in (None, "inout")}
+
+
+def _at_start(sharing: Sharing, regions: list) -> str:
+    """What the L2 holds when the launch starts, in words."""
+    if sharing.warm:
+        return "warm: the buffers are in the L2, as launches repeated on them find them"
+    held = [r.name for r in regions
+            if any(lo <= r.base >> 5 < hi for lo, hi in sharing.restored.tolist())]
+    if held:
+        return (f"{', '.join(held)} in the L2: copied back to their first contents before "
+                "every launch, as the measurements were")
+    return "cold"
 
 
 def _turnaround(machine: Machine, full: RoundResult, warps: int) -> dict | None:

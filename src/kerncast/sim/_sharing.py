@@ -21,7 +21,9 @@ of pc ``p`` by warp ``w`` of a block, keyed ``(w, p, k)``):
   a sector no SM has brought in yet;
 * a launch whose buffers stay in the L2 from one repeated launch to the next
   (:func:`warm_l2`, ``Sharing.warm``) fetches nothing from DRAM at all, whatever these
-  shares say (:class:`kerncast.sim._memory.SMCaches`);
+  shares say (:class:`kerncast.sim._memory.SMCaches`); nor does a launch read the
+  buffers the protocol copies back before it, where the L2 still holds them
+  (:func:`restored_warm`, ``Sharing.restored``);
 * :meth:`Sharing.shift` gives the sector shift of an instance in another block, so
   that a round can stand for several blocks with one traced block (replicas).
 """
@@ -80,6 +82,9 @@ class Sharing:
     scope: str                # "wave" or "grid": how far shared data stays in L2
     resident: dict = field(default_factory=dict)  # pc -> DRAM share (resident_shares)
     warm: bool = False        # the buffers are in the L2 when the launch starts (warm_l2)
+    # sector ranges of the buffers copied back before each launch, held by the L2 when it
+    # starts (restored_warm)
+    restored: np.ndarray = field(default_factory=lambda: NONE_WARM)
     _lookup: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -319,6 +324,27 @@ def wave_sharing(traces, grid: tuple[int, ...], probes: list[int], checks: list[
 #: The ground truth's protocol (``kerncast.measure``'s ``times``): launches repeated
 #: back to back over at most this many copies of their buffers (:func:`cycled_copies`).
 INPUT_SETS = MAX_INPUT_SETS
+
+
+#: warm sector ranges ([first, end) rows): every sector, none
+ALL_WARM = np.array([[0, 1 << 46]], np.int64)
+NONE_WARM = np.zeros((0, 2), np.int64)
+
+
+def restored_warm(regions, restored: set[str], l2_bytes: float) -> np.ndarray:
+    """Sector ranges ([first, end) rows) of the buffers the ``times`` protocol copies back
+    to their first contents before every timed launch (``inout`` ones, and a user's
+    arrays of no stated intent; :mod:`kerncast.measure._run`) where the L2 still holds
+    them when the launch starts: the copies read a pristine copy of each and write it,
+    then the launch reads the rest of its buffers, and all of that fits in the L2's
+    usable share. ``regions`` are the emulated buffers (``name``, ``base``, ``nbytes``),
+    ``restored`` the names of those copied back."""
+    back = [r for r in regions if r.name in restored and r.nbytes > 0]
+    copied = sum(r.nbytes for r in back)
+    footprint = sum(r.nbytes for r in regions)
+    if not back or copied + footprint > L2_USABLE * l2_bytes:
+        return NONE_WARM
+    return np.array([[r.base >> 5, (r.base + r.nbytes + 31) >> 5] for r in back], np.int64)
 
 
 def warm_l2(footprint: float, l2_bytes: float) -> bool:
