@@ -46,11 +46,15 @@ def _chunked_keys(rng, n):
 
 
 def _draw_keys(rng, n):
+    """n keys, each the AND of two uniform 32-bit words: a step of CHUNK keys draws one
+    run of words for the first operands and one for the second (read as raw words, the
+    values ``rng.integers(0, 2**32, count, dtype=np.uint32)`` twice would give)."""
     keys = np.empty(n, np.uint32)
-    for start in range(0, n, CHUNK):
-        count = min(CHUNK, n - start)
-        keys[start:start + count] = (rng.integers(0, 1 << 32, count, dtype=np.uint32)
-                                     & rng.integers(0, 1 << 32, count, dtype=np.uint32))
+    start = advanced(rng, 0)
+    for first in range(0, n, CHUNK):
+        count = min(CHUNK, n - first)
+        words = stream_words(start, 2 * first, 2 * count)
+        np.bitwise_and(words[:count], words[count:], out=keys[first:first + count])
     return keys
 
 
@@ -66,9 +70,11 @@ def block_counts(keys, shift, tile):
     rows = max(1, CHUNK // tile)
     for first in range(0, full, rows):
         last = min(full, first + rows)
-        slot = (np.arange((last - first) * tile, dtype=np.intp) // tile) * 16
-        slot += _digits(keys[first * tile:last * tile], shift)  # (block, digit) -> one index
-        counts[:, first:last] = np.bincount(slot, minlength=16 * (last - first)).reshape(-1, 16).T
+        # (block, digit) -> one index: each tile's digits offset by 16 per block
+        slot = _digits(keys[first * tile:last * tile], shift).reshape(-1, tile).astype(np.intp)
+        slot += (np.arange(last - first, dtype=np.intp) * 16)[:, None]
+        counts[:, first:last] = np.bincount(slot.reshape(-1),
+                                            minlength=16 * (last - first)).reshape(-1, 16).T
     if blocks > full:
         counts[:, full] = np.bincount(_digits(keys[full * tile:], shift), minlength=16)
     return counts
