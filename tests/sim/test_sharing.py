@@ -232,6 +232,22 @@ def test_a_small_buffer_read_by_the_whole_grid_comes_from_dram_once():
     assert shares[v_pc] == pytest.approx(1 / 64, rel=1e-3)
 
 
+def test_a_pass_through_a_buffer_that_fits_the_l2_fetches_each_sector_once():
+    trace = _trace(PRIVATE_AND_COMMON, (64,), [0, 9]).trace
+    acc = trace.memory
+    loads = sorted(set(acc.pc[(acc.space == SPACES.index("global")) &
+                              (acc.kind == KINDS.index("load"))].tolist()))
+    x_pc, v_pc = loads[0], loads[1]
+    x = SimpleNamespace(base=int(acc.address[acc.pc == x_pc].min()), nbytes=64 * THREADS * 4)
+    v = SimpleNamespace(base=int(acc.address[acc.pc == v_pc].min()), nbytes=THREADS * 4)
+    shares = resident_shares(acc, [x, v], scale=32.0, l2_bytes=L2)
+    # x: 64 blocks each read their own 512 bytes, every sector once: all from DRAM (a
+    # random draw of as many sectors would find a third of them fetched already)
+    assert shares[x_pc] == pytest.approx(1.0)
+    # v: every block reads the same sectors again, from the L2
+    assert shares[v_pc] == pytest.approx(1 / 64, rel=1e-3)
+
+
 def test_a_buffer_larger_than_the_usable_l2_is_not_resident():
     trace = _trace(PRIVATE_AND_COMMON, (64,), [0]).trace
     v_pc, region = _v_region(trace)

@@ -364,7 +364,8 @@ def resident_shares(acc, regions, *, scale: float, l2_bytes: float) -> dict[int,
     ``regions`` are the emulated buffers (objects with ``base`` and ``nbytes``), ``scale``
     turns the traced accesses into the whole grid's. ``N`` sector fetches spread over a
     buffer of ``S`` sectors touch ``S (1 - exp(-N / S))`` distinct sectors: those come
-    from DRAM, the rest hit in the L2. A pc reading a buffer larger than the L2's
+    from DRAM, the rest hit in the L2. A pass that streams through its buffer
+    (:func:`_streams`) touches ``min(N, S)``. A pc reading a buffer larger than the L2's
     usable share is not listed (its fetches are private).
     """
     keep = (acc.space == _GLOBAL) & (acc.kind == KINDS.index("load"))
@@ -386,6 +387,7 @@ def resident_shares(acc, regions, *, scale: float, l2_bytes: float) -> dict[int,
     r_sorted, s_sorted = req[order], sector[order]
     first = order[np.r_[True, (r_sorted[1:] != r_sorted[:-1]) | (s_sorted[1:] != s_sorted[:-1])]]
     fetches = np.bincount(which[first], minlength=len(bases)).astype(float)
+    streams = _streams(req[first], pc[first], which[first], sector[first])
     out = {}
     pairs = np.unique((pc.astype(np.int64) << 20) | which)
     for p, r in zip((pairs >> 20).tolist(), (pairs & ((1 << 20) - 1)).tolist()):
@@ -393,5 +395,33 @@ def resident_shares(acc, regions, *, scale: float, l2_bytes: float) -> dict[int,
         n = fetches[r] * scale
         if sizes[r] > L2_USABLE * l2_bytes or n <= 0:
             continue
-        out[p] = float(min(1.0, sectors * -np.expm1(-n / sectors) / n))
+        if (p, r) in streams:  # every fetch a sector of its own, as far as the buffer goes
+            out[p] = float(min(1.0, sectors / n))
+        else:
+            out[p] = float(min(1.0, sectors * -np.expm1(-n / sectors) / n))
     return out
+
+
+def _streams(req: np.ndarray, pc: np.ndarray, which: np.ndarray,
+             sector: np.ndarray) -> set[tuple[int, int]]:
+    """The (pc, buffer) pairs whose traced fetches (one per request and sector) stream
+    through their buffer: the only load of the buffer, its requests each a contiguous run
+    of sectors, and no sector fetched twice. Such a pass reads each sector once, where
+    draws at random (a gathered vector, a table every block reads) repeat sectors."""
+    found = set()
+    for r in np.unique(which).tolist():
+        mine = which == r
+        pcs = np.unique(pc[mine])
+        if len(pcs) != 1:
+            continue
+        s, q = sector[mine], req[mine]
+        if len(np.unique(s)) != len(s):
+            continue
+        ids, inverse = np.unique(q, return_inverse=True)
+        low = np.full(len(ids), np.iinfo(np.int64).max)
+        high = np.full(len(ids), np.iinfo(np.int64).min)
+        np.minimum.at(low, inverse, s)
+        np.maximum.at(high, inverse, s)
+        if (high - low + 1 == np.bincount(inverse, minlength=len(ids))).all():
+            found.add((int(pcs[0]), r))
+    return found
