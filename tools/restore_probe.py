@@ -26,31 +26,12 @@ from pathlib import Path
 
 import numpy as np
 from _gpu_probe import calibration_bench, write_rows
+from l2_carryover_probe import SOURCE as PASSES  # the read and the update
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-SOURCE = r"""
-extern "C" __global__ void read(const float4* __restrict__ x, long long n, float* sink) {
-  float acc = 0.0f;
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
-       i += (long long)gridDim.x * blockDim.x) {
-    float4 v = x[i];
-    acc += v.x + v.y + v.z + v.w;
-  }
-  if (acc == 12345.0f) sink[0] = acc;
-}
-
-extern "C" __global__ void update(float4* __restrict__ x, long long n) {
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
-       i += (long long)gridDim.x * blockDim.x) {
-    float4 v = x[i];
-    v.x = v.x * 0.5f + 1.0f; v.y = v.y * 0.5f + 1.0f;
-    v.z = v.z * 0.5f + 1.0f; v.w = v.w * 0.5f + 1.0f;
-    x[i] = v;
-  }
-}
-
+SOURCE = PASSES + r"""
 extern "C" __global__ void scrub(float4* __restrict__ x, long long n) {
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
        i += (long long)gridDim.x * blockDim.x) {
