@@ -9,7 +9,7 @@ emulator runs a ``Launch``, the models predict one, the corpus produces them.
 """
 
 from kerncast.core._args import (ARG_DTYPES, Argument, Array, BufferOffset, Scalar, Struct, View,
-                                 as_argument, as_dtype)
+                                 as_argument, as_dtype, lazy_zeros)
 from kerncast.core._chunked import (CHUNKED_BYTES, Chunked, advanced, chunked_together,
                                     stream_words)
 from kerncast.core._generators import (GENERATORS, Generator, npy_header, parse_generator,
@@ -31,7 +31,7 @@ __all__ = [
     "BufferOffset", "Chunked", "Generator", "Kernel", "Launch", "LaunchFile", "Prediction",
     "Scalar", "Struct", "Tuning", "UserKernel", "View", "advanced", "as_argument", "as_dtype",
     "build_launch", "chunked_together", "cycled_copies", "dims", "evaluate", "kernel_from_dict",
-    "kernel_to_dict", "language_of", "language_of_suffix", "launch_from_dict", "launch_to_dict",
+    "kernel_to_dict", "language_of", "language_of_suffix", "launch_from_dict", "launch_to_dict", "lazy_zeros",
     "load_launch_file", "npy_header", "parse_arg", "parse_args", "parse_generator",
     "register_generator", "stream_words", "user_launch",
 ]

@@ -25,11 +25,10 @@ at a time as accesses reach it.
 from __future__ import annotations
 
 import bisect
-import mmap
 
 import numpy as np
 
-from kerncast.core import Chunked
+from kerncast.core import Chunked, lazy_zeros
 from kerncast.emu._errors import Fault
 
 __all__ = [
@@ -83,12 +82,10 @@ class Store:
     def chunked(cls, array: Chunked) -> Store:
         """The bytes of a :class:`~kerncast.core.Chunked` array, each chunk made as an
         access first touches it (on zero pages the operating system gives as written)."""
-        nbytes = _padded(array.nbytes)
-        data = np.frombuffer(mmap.mmap(-1, nbytes), np.uint8) if nbytes >= PARTIAL_BYTES \
-            else np.zeros(nbytes, np.uint8)
+        data = lazy_zeros(_padded(array.nbytes), np.uint8)
         store = cls(data, True)
         store.source = array
-        store.filled = np.zeros(-(-nbytes >> CHUNK_SHIFT), bool)
+        store.filled = np.zeros(-(-data.size >> CHUNK_SHIFT), bool)
         return store
 
     @classmethod
