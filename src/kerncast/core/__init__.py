@@ -12,6 +12,8 @@ from kerncast.core._args import (ARG_DTYPES, Argument, Array, BufferOffset, Scal
                                  as_argument, as_dtype, lazy_zeros)
 from kerncast.core._chunked import (CHUNKED_BYTES, Chunked, advanced, chunked_together,
                                     stream_words)
+from kerncast.core._jit import jitted
+from kerncast.core._permute import permuted, shuffle
 from kerncast.core._generators import (GENERATORS, Generator, npy_header, parse_generator,
                                        register_generator)
 from kerncast.core._expr import evaluate
@@ -32,6 +34,6 @@ __all__ = [
     "Scalar", "Struct", "Tuning", "UserKernel", "View", "advanced", "as_argument", "as_dtype",
     "build_launch", "chunked_together", "cycled_copies", "dims", "evaluate", "kernel_from_dict",
     "kernel_to_dict", "language_of", "language_of_suffix", "launch_from_dict", "launch_to_dict", "lazy_zeros",
-    "load_launch_file", "npy_header", "parse_arg", "parse_args", "parse_generator",
-    "register_generator", "stream_words", "user_launch",
+    "jitted", "load_launch_file", "npy_header", "parse_arg", "parse_args", "parse_generator",
+    "permuted", "register_generator", "shuffle", "stream_words", "user_launch",
 ]

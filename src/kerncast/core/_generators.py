@@ -19,6 +19,7 @@ import numpy as np
 
 from kerncast._errors import InputError
 from kerncast.core._chunked import Chunked, advanced
+from kerncast.core._permute import permuted
 
 __all__ = ["GENERATORS", "Generator", "GeneratorKind", "parse_generator", "register_generator"]
 
@@ -166,7 +167,7 @@ def _randint(rng, dtype, shape, args):
 
 
 def _permutation(rng, dtype, shape, args):
-    return rng.permutation(int(np.prod(shape))).astype(dtype)
+    return permuted(rng, np.arange(int(np.prod(shape)))).astype(dtype)
 
 
 def _arange(rng, dtype, shape, args):

@@ -1,45 +1,18 @@
 """Inputs and NumPy reference for the BFS kernels.
 
-The graph is a directed configuration-model graph in CSR form: out-degrees and
-in-degrees are drawn independently from capped power laws (exponent 2.3), the
-in-degree stubs are shuffled to give each out-edge its target. The traversal state
-comes from a level-synchronous BFS from vertex 0 run here: the kernels expand the
-level with the most vertices, the hardest launch of the traversal.
+The graph is a directed configuration-model graph in CSR form
+(:func:`kerncast.corpus._graphs.power_law_csr`): out-degrees and in-degrees are drawn
+independently from capped power laws (exponent 2.3), the in-degree stubs are shuffled
+to give each out-edge its target. The traversal state comes from a level-synchronous
+BFS from vertex 0 run here: the kernels expand the level with the most vertices, the
+hardest launch of the traversal.
 """
 
 import numpy as np
 
-GAMMA = 2.3
+from kerncast.corpus._graphs import bfs_levels, power_law_csr
+
 UNSEEN = -1
-
-
-def _capped_degrees(n, m, cap, rng):
-    """Integer degrees summing to exactly m, power-law shaped, each at most cap."""
-    w = (1.0 - rng.random(n)) ** (-1.0 / (GAMMA - 1.0))
-    deg = w * (m / w.sum())
-    for _ in range(8):  # cap the hubs and give what they lose to the others
-        deg = np.minimum(deg, cap)
-        free = deg < cap
-        deg[free] *= (m - cap * np.count_nonzero(~free)) / deg[free].sum()
-    deg = np.minimum(np.floor(deg), cap).astype(np.int64)
-    short = m - int(deg.sum())
-    room = np.flatnonzero(deg < cap)
-    deg[rng.choice(room, size=short, replace=False)] += 1
-    return deg
-
-
-def csr_graph(n, m, rng):
-    """Row pointers and column indices (int32) of a power-law directed graph."""
-    cap = max(8, min(16384, n // 64))
-    out_deg = _capped_degrees(n, m, cap, rng)
-    if out_deg[0] < m // n:  # the BFS source gets an ordinary out-degree
-        j = int(np.flatnonzero(out_deg >= m // n)[0])
-        out_deg[[0, j]] = out_deg[[j, 0]]
-    in_deg = _capped_degrees(n, m, cap, rng)
-    cols = rng.permutation(np.repeat(np.arange(n, dtype=np.int32), in_deg))
-    row_ptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(out_deg, out=row_ptr[1:])
-    return row_ptr.astype(np.int32), cols.astype(np.int32)
 
 
 def out_edges(row_ptr, vertices):
@@ -62,6 +35,11 @@ def bfs_state(row_ptr, cols, n):
     """Levels of a BFS from vertex 0 stopped at its widest level, and that level."""
     level = np.full(n, UNSEEN, dtype=np.int32)
     level[0] = 0
+    sizes = bfs_levels(row_ptr, cols, level)
+    if sizes is not None:
+        widest = int(np.argmax(sizes))
+        level[level > widest] = UNSEEN
+        return level, np.flatnonzero(level == widest)
     layers = [np.array([0])]
     while layers[-1].size:
         new = expand(row_ptr, cols, level, layers[-1])
@@ -74,7 +52,7 @@ def bfs_state(row_ptr, cols, n):
 
 def inputs(kernel, params, rng):
     n, m = params["n"], params["m"]
-    row_ptr, cols = csr_graph(n, m, rng)
+    row_ptr, cols = power_law_csr(n, m, rng)
     level, frontier = bfs_state(row_ptr, cols, n)
     data = {"row_ptr": row_ptr, "cols": cols, "level": level}
     if kernel == "bfs_frontier_expand":

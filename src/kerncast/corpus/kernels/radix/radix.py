@@ -6,7 +6,9 @@ writes the stable partition of all keys by digit.
 """
 
 import json
+import os
 import weakref
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -45,16 +47,35 @@ def _chunked_keys(rng, n):
                                                               min(n, (k + 1) * PIECE)))
 
 
+def _in_parallel(step, items) -> None:
+    """``step(item)`` for every item, on as many threads as there are cores (at most
+    four: each step holds its own words). The steps write disjoint parts of one array, and
+    NumPy and the bit generator run them without the interpreter's lock."""
+    items = list(items)
+    workers = min(4, len(os.sched_getaffinity(0)), len(items))
+    if workers <= 1:
+        for item in items:
+            step(item)
+        return
+    with ThreadPoolExecutor(workers, thread_name_prefix="kerncast-radix") as pool:
+        for _ in pool.map(step, items):
+            pass
+
+
 def _draw_keys(rng, n):
     """n keys, each the AND of two uniform 32-bit words: a step of CHUNK keys draws one
     run of words for the first operands and one for the second (read as raw words, the
-    values ``rng.integers(0, 2**32, count, dtype=np.uint32)`` twice would give)."""
+    values ``rng.integers(0, 2**32, count, dtype=np.uint32)`` twice would give). The steps
+    start where the stream reaches them, so they are drawn side by side."""
     keys = np.empty(n, np.uint32)
     start = advanced(rng, 0)
-    for first in range(0, n, CHUNK):
+
+    def step(first):
         count = min(CHUNK, n - first)
         words = stream_words(start, 2 * first, 2 * count)
         np.bitwise_and(words[:count], words[count:], out=keys[first:first + count])
+
+    _in_parallel(step, range(0, n, CHUNK))
     return keys
 
 
@@ -68,13 +89,16 @@ def block_counts(keys, shift, tile):
     counts = np.empty((16, blocks), np.uint32)
     full = keys.size // tile
     rows = max(1, CHUNK // tile)
-    for first in range(0, full, rows):
+
+    def step(first):
         last = min(full, first + rows)
         # (block, digit) -> one index: each tile's digits offset by 16 per block
         slot = _digits(keys[first * tile:last * tile], shift).reshape(-1, tile).astype(np.intp)
         slot += (np.arange(last - first, dtype=np.intp) * 16)[:, None]
         counts[:, first:last] = np.bincount(slot.reshape(-1),
                                             minlength=16 * (last - first)).reshape(-1, 16).T
+
+    _in_parallel(step, range(0, full, rows))
     if blocks > full:
         counts[:, full] = np.bincount(_digits(keys[full * tile:], shift), minlength=16)
     return counts

@@ -1,49 +1,31 @@
 """Inputs and NumPy reference for the Bellman-Ford relaxation kernel.
 
 The graph is a directed configuration-model graph in CSR form with power-law out-
-and in-degrees (exponent 2.3, capped) and integer edge weights in [1, 63]. The
+and in-degrees (exponent 2.3, capped; :func:`kerncast.corpus._graphs.power_law_csr`)
+and integer edge weights in [1, 63]. The
 state is that of a data-driven Bellman-Ford from vertex 0, run here round by round
 until the number of active vertices peaks: the kernel performs that round.
 """
 
 import numpy as np
 
-GAMMA = 2.3
+from kerncast.corpus._graphs import power_law_csr, relaxed
+
 INF = 0x3FFFFFFF
 MAX_WEIGHT = 63
 
 
-def _capped_degrees(n, m, cap, rng):
-    """Integer degrees summing to exactly m, power-law shaped, each at most cap."""
-    w = (1.0 - rng.random(n)) ** (-1.0 / (GAMMA - 1.0))
-    deg = w * (m / w.sum())
-    for _ in range(8):
-        deg = np.minimum(deg, cap)
-        free = deg < cap
-        deg[free] *= (m - cap * np.count_nonzero(~free)) / deg[free].sum()
-    deg = np.minimum(np.floor(deg), cap).astype(np.int64)
-    room = np.flatnonzero(deg < cap)
-    deg[rng.choice(room, size=m - int(deg.sum()), replace=False)] += 1
-    return deg
-
-
 def weighted_graph(n, m, rng):
     """Row pointers, column indices and weights (int32) of a power-law directed graph."""
-    cap = max(8, min(16384, n // 64))
-    out_deg = _capped_degrees(n, m, cap, rng)
-    if out_deg[0] < m // n:  # the source gets an ordinary out-degree
-        j = int(np.flatnonzero(out_deg >= m // n)[0])
-        out_deg[[0, j]] = out_deg[[j, 0]]
-    in_deg = _capped_degrees(n, m, cap, rng)
-    cols = rng.permutation(np.repeat(np.arange(n, dtype=np.int32), in_deg))
-    row_ptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(out_deg, out=row_ptr[1:])
+    row_ptr, cols = power_law_csr(n, m, rng)
     weights = rng.integers(1, MAX_WEIGHT + 1, size=m, dtype=np.int32)
-    return row_ptr.astype(np.int32), cols.astype(np.int32), weights
+    return row_ptr, cols, weights
 
 
 def relax(row_ptr, cols, weights, active, dist_in, dist):
     """One round: lower ``dist`` (in place) through the out-edges of ``active``."""
+    if relaxed(row_ptr, cols, weights, active, dist_in, dist):
+        return np.flatnonzero(dist < dist_in)
     starts = row_ptr[active].astype(np.int64)
     counts = row_ptr[active + 1].astype(np.int64) - starts
     edges = np.repeat(starts - np.concatenate(([0], np.cumsum(counts)[:-1])), counts)
