@@ -775,6 +775,11 @@ def _predict_launch(kernel: Kernel, launch: Launch, device: str | Device, jobs: 
                            values_repeatable(launch)) if dependent else None
     if loop is not None:
         sources = _common_sources(sources, loop.rare, trace.warps_per_block)
+    # before anything that waits for the SASS (the worker thread's ptxas and nvdisasm):
+    # how the wave's blocks share the L2 needs only the traces
+    wave = psat * n_sm
+    sharing = wave_sharing(traces, launch.grid, probes, emulated, wave=wave, total_blocks=blocks,
+                           l2_bytes=dev.memory.l2_kib * 1024, anchor=anchor)
     vectors, accesses = static_vectors(trace, dev.ptx_target)
     table, nregs, orders = build_table(trace.program, machine, vectors)
     # the SASS (read on the worker thread while the kernel was emulated) says how long
@@ -784,9 +789,6 @@ def _predict_launch(kernel: Kernel, launch: Launch, device: str | Device, jobs: 
     reading, issue = _sass_issue(trace, dev.ptx_target, orders)
     if reading is not None:
         orders = segment_orders(trace.program, table, reading.places)
-    wave = psat * n_sm
-    sharing = wave_sharing(traces, launch.grid, probes, emulated, wave=wave, total_blocks=blocks,
-                           l2_bytes=dev.memory.l2_kib * 1024, anchor=anchor)
     by_warp = fix_streams(trace.streams()) if "divergence" in fixes else trace.streams()
     rnd = _round_streams(trace, stands, sources, orders, by_warp)
     grid_scale = blocks / len(emulated) * (rnd.total / rnd.traced if rnd.traced else 1.0)
