@@ -13,6 +13,8 @@ from kerncast.corpus._data import module_of
 #: SHA-256 (first 16 hex digits) of inputs as the whole-array generators drew them when
 #: the datasets were measured; the chunked generators must draw the same
 MEASURED = {
+    "atomic_contention/small/keys": "1acbfe58d0eada58",
+    "atomic_contention/medium/keys": "a3e995f12615d9d1",
     "bitonic_step/small/keys": "d4a8fe870638d76b",
     "bitonic_step/medium/keys": "76568c9e86cac4e1",
     "black_scholes/small/spot": "d2deb90c18473732",
@@ -64,6 +66,7 @@ def test_the_inputs_are_those_measured(name, size):
     ("black_scholes", {"n": (1 << 20) + 12345}),  # a short last step of odd width
     ("bitonic_step", {"n": 3 << 14, "size": 1 << 14, "stride": 8}),  # a last lone block
     ("bitonic_step", {"n": 1 << 16, "size": 4, "stride": 1}),
+    ("atomic_contention", {"n": 3 * (1 << 16) + 7, "nbins": 64}),  # a short last piece
     ("histo_shared", {"n": 3 * 128 * 128 + 100}),  # copies of the scene, the last short
     ("nearest_distance", {"n": 20_001, "qlat": 40.0, "qlon": -60.0}),
     ("spmv_csr_scalar", {"rows": 3_000, "nnz": 70_001}),
