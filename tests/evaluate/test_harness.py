@@ -211,3 +211,29 @@ def test_datasets_without_rows_or_columns_are_refused(data):
         evaluate(replace(data, times=failed), "all")
     with pytest.raises(InputError, match="take a kerncast Dataset|has no timing rows"):
         evaluate(Dataset(times=pd.DataFrame({"kernel": []})), "all")
+
+
+class _Recording:
+    """An executor that runs its items here, as a pool would, and notes their order."""
+
+    name = "recording"
+
+    def __init__(self):
+        self.order: list[str] = []
+
+    def map(self, fn, items, shared=None):
+        for index, item in reversed(list(enumerate(items))):  # results come back in any order
+            self.order.append(item[1].name)
+        for index, item in reversed(list(enumerate(items))):
+            yield index, fn(shared, item)
+
+
+def test_fanned_folds_start_with_the_most_rows_and_merge_in_serial_order(data):
+    executor = _Recording()
+    fanned = evaluate(data, [_Spy()], executor=executor)
+    serial = evaluate(data, [_Spy()])
+    counts = data.times["kernel"].value_counts()
+    submitted = [counts[name.removeprefix("without ")] for name in reversed(executor.order)]
+    assert submitted == sorted(submitted, reverse=True)
+    columns = [c for c in serial.predictions if c not in ("predict_s", "seconds")]
+    pd.testing.assert_frame_equal(fanned.predictions[columns], serial.predictions[columns])

@@ -12,12 +12,14 @@ generator is left in are those of ``rng.permutation(array)``; :func:`shuffle` is
 ``rng.shuffle``, in place.
 
 Both loops are compiled by Numba (cached on disk). Below :data:`COMPILED_FROM` values,
-where Numba's JIT is off, or where a mask needs more than 32 bits, ``rng.permutation``
-does the work itself.
+where Numba's JIT is off, where a mask needs more than 32 bits or where the bit
+generator is not PCG64 (what ``numpy.random.default_rng`` makes), NumPy does the work
+itself.
 """
 
 from __future__ import annotations
 
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -62,12 +64,24 @@ def shuffle(rng: np.random.Generator, out: np.ndarray) -> None:
         i -= made
     source = _bits_at(dict(state, has_uint32=0))
     taken = 0  # 32-bit words of the bit generator's stream (two per output, low half first)
-    while i >= 1:
-        words = source.random_raw(_BLOCK // 2).view(np.uint32)
-        used, made = draws(words, i, js)
-        swaps(out, i, js, made)
-        i -= made
-        taken += used
+    blocks = [js, np.empty(_BLOCK, np.uint32)]
+    # a block's swaps (on the worker) run while the next block's draws are made here: the
+    # worker makes them in order, and a block's buffer is filled again only after the
+    # swaps two blocks back, which the worker had finished before it took the last ones
+    with ThreadPoolExecutor(1, thread_name_prefix="kerncast-shuffle") as worker:
+        pending: Future | None = None
+        while i >= 1:
+            block = blocks[0]
+            blocks.reverse()  # the next block fills the other buffer
+            words = source.random_raw(_BLOCK // 2).view(np.uint32)
+            used, made = draws(words, i, block)
+            if pending is not None:
+                pending.result()
+            pending = worker.submit(swaps, out, i, block, made)
+            i -= made
+            taken += used
+        if pending is not None:
+            pending.result()
     rng.bit_generator.state = _after(state, taken)
 
 

@@ -90,12 +90,16 @@ def evaluate(dataset: Dataset, models: Iterable[str | Predictor] | str = "all", 
 def _fanned(runs: _Runs, executor: Any, predictors: list[Predictor], plan: list,
             data: Dataset) -> None:
     """Every (model, fold) on ``executor``'s workers, merged in the serial order; a fold
-    whose worker failed is recorded as failed on each of its kernels."""
+    whose worker failed is recorded as failed on each of its kernels. The folds with the
+    most rows to predict go first, so that no long one is left to run alone at the end."""
     from kerncast.execute import Failed  # noqa: PLC0415 (only where the work fans out)
 
     units = [(model, fold, i) for model in predictors for i, (fold, _) in enumerate(plan)]
+    order = sorted(range(len(units)), key=lambda i: -_rows_of(plan[units[i][2]][1], units[i][1]))
     done: dict[int, Any] = {}
-    for index, result in executor.map(_fold_unit, units, (data, [s for _, s in plan])):
+    for position, result in executor.map(_fold_unit, [units[i] for i in order],
+                                         (data, [s for _, s in plan])):
+        index = order[position]
         model, fold, source = units[index]
         if isinstance(result, Failed):
             part = _Runs(None, 0)
@@ -108,6 +112,12 @@ def _fanned(runs: _Runs, executor: Any, predictors: list[Predictor], plan: list,
         runs.rows += rows
         runs.calls += calls
         runs.fits += fits
+
+
+def _rows_of(source: Dataset, fold: Fold) -> int:
+    """How many of ``source``'s rows ``fold`` predicts."""
+    counts = source.times["kernel"].value_counts()
+    return int(sum(counts.get(k, 0) for k in fold.test))
 
 
 def _fold_unit(shared: tuple, unit: tuple) -> tuple[list, list, list]:

@@ -48,11 +48,14 @@ def _chunked_keys(rng, n):
 
 
 def _in_parallel(step, items) -> None:
-    """``step(item)`` for every item, on as many threads as there are cores (at most
-    four: each step holds its own words). The steps write disjoint parts of one array, and
-    NumPy and the bit generator run them without the interpreter's lock."""
+    """``step(item)`` for every item, on as many threads as this process has cores (at
+    most four: each step holds its own words; a pool's worker pinned to one core runs
+    them in turn). The steps write disjoint parts of one array, and NumPy and the bit
+    generator run them without the interpreter's lock."""
     items = list(items)
-    workers = min(4, len(os.sched_getaffinity(0)), len(items))
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
+        (os.cpu_count() or 1)
+    workers = min(4, cores, len(items))
     if workers <= 1:
         for item in items:
             step(item)
