@@ -17,9 +17,10 @@ import numpy as np
 
 from kerncast.core import jitted, shuffle
 
-__all__ = ["GAMMA", "bfs_levels", "capped_degrees", "power_law_csr", "relaxed"]
+__all__ = ["GAMMA", "UNSEEN", "bfs_levels", "capped_degrees", "power_law_csr", "relaxed"]
 
 GAMMA = 2.3
+#: the level of a vertex the BFS has not reached
 UNSEEN = -1
 
 

@@ -10,9 +10,7 @@ hardest launch of the traversal.
 
 import numpy as np
 
-from kerncast.corpus._graphs import bfs_levels, power_law_csr
-
-UNSEEN = -1
+from kerncast.corpus._graphs import UNSEEN, bfs_levels, power_law_csr
 
 
 def out_edges(row_ptr, vertices):

@@ -2,9 +2,9 @@
 
 The graph is a directed configuration-model graph in CSR form with power-law out-
 and in-degrees (exponent 2.3, capped; :func:`kerncast.corpus._graphs.power_law_csr`)
-and integer edge weights in [1, 63]. The
-state is that of a data-driven Bellman-Ford from vertex 0, run here round by round
-until the number of active vertices peaks: the kernel performs that round.
+and integer edge weights in [1, 63]. The state is that of a data-driven Bellman-Ford
+from vertex 0, run here round by round until the number of active vertices peaks: the
+kernel performs that round.
 """
 
 import numpy as np
