@@ -108,3 +108,16 @@ def test_radix_keys_in_pieces_are_the_keys_drawn_whole():
     chunked = module._chunked_keys(np.random.default_rng(9), n)
     for lo in (0, module.CHUNK - 100, module.CHUNK + 5_000, n - 7):
         assert (chunked.values(lo, lo + 3_000) == whole[lo:lo + 3_000]).all()
+
+
+def test_radix_block_counts_in_parallel_steps_are_each_tiles_digits(monkeypatch):
+    module = module_of(get_kernel("radix_scatter"))
+    monkeypatch.setattr(module, "CHUNK", 1 << 12)  # many steps, run side by side
+    keys = np.random.default_rng(4).integers(0, 1 << 32, 50_000, dtype=np.uint64)
+    keys = keys.astype(np.uint32)
+    tile, shift = 96, 8  # a short last tile
+    counts = module.block_counts(keys, shift, tile)
+    digits = (keys >> shift) & 15
+    for b in range(counts.shape[1]):
+        part = digits[b * tile:(b + 1) * tile]
+        assert (counts[:, b] == np.bincount(part, minlength=16)).all(), b
